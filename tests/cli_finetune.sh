@@ -12,6 +12,7 @@ model="--img 16 --patch 4 --dim 32 --depth 2 --heads 2"
 "$VITMAE" train --data "$dir/data" $model --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --steps 10 \
   --threads 2 --out "$dir/pre" > /dev/null 2>&1 || { echo "pretraining failed"; exit 1; }
 pre="$dir/pre/checkpoint.safetensors"
+pre_abs="$(cd "$dir/pre" && pwd -P)/checkpoint.safetensors"   # as a run records it (its init)
 ft="--data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2"
 steps=120; min_top1=0.6; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60 && min_top1=0.45   # chance is 1/3
 
@@ -260,7 +261,7 @@ t "--mixup 1e-5 (lam 0 or 1): the losses of the run without mixing, within 1e-5 
   '[ $rc -eq 0 ] && awk -v d="$(losses_diff "$dir/lam_off" "$dir/lam_01")" "BEGIN { exit !(d != \"\" && d <= 1e-5) }"'
 "$VITMAE" finetune --resume "$dir/mx1/checkpoint-6.safetensors" --cutmix 0.5 --out "$dir/mxc" > /dev/null 2> "$dir/mxc.err"; rc=$?
 t "mixed: a resume with another --cutmix is refused ($rc: $(cat "$dir/mxc.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/mxc.err")" = "vitmae: finetune --resume: --cutmix 0.5 cannot change when a run resumes (this run'"'"'s is 1); start a new run with --ckpt for another" ] && [ ! -e "$dir/mxc" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/mxc.err")" = "vitmae: finetune --resume: --cutmix 0.5 cannot change when a run resumes (this run'"'"'s is 1); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/mxc" ]'
 # Random erasing (docs/encoder.md, "Random erasing"): said in the start line; 1 thread and 2 as a team
 # bitwise the same; a snapshot resumed ends bitwise as the run; the erasing changes the run; --reprob 0 is
 # the run without it; a resume refuses another --remode.
@@ -278,7 +279,7 @@ t "--reprob 0: the run without it, nothing said" \
   'same_weights "$dir/t2/checkpoint.safetensors" "$dir/er0/checkpoint.safetensors" && ! grep -q erasing "$dir/er0.log"'
 "$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --remode const --out "$dir/erc" > /dev/null 2> "$dir/erc.err"; rc=$?
 t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/erc" ]'
 # A flag that shapes a method given with the method off changes nothing: refused, exit 2, one line, no
 # folder (it ran as the run without it, and its value was kept in the run's state). --blr beside --lr
 # the same: it gives the rate only without --lr.
@@ -308,7 +309,7 @@ t "--crop-scale 0.08: not the run with MAE's pretraining crop" '! same_weights "
 t "--crop-scale 0.08: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/cs1/checkpoint.safetensors" "$dir/csr/checkpoint.safetensors"'
 "$VITMAE" finetune --resume "$dir/cs1/checkpoint-6.safetensors" --crop-scale 0.2 --out "$dir/csc" > /dev/null 2> "$dir/csc.err"; rc=$?
 t "--crop-scale: a resume with another value is refused ($rc: $(cat "$dir/csc.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/csc.err")" = "vitmae: finetune --resume: --crop-scale 0.2 cannot change when a run resumes (this run'"'"'s is 0.08); start a new run with --ckpt for another" ] && [ ! -e "$dir/csc" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/csc.err")" = "vitmae: finetune --resume: --crop-scale 0.2 cannot change when a run resumes (this run'"'"'s is 0.08); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/csc" ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --augment flip --crop-scale 0.08 --steps 2 --out "$dir/csf" > /dev/null 2> "$dir/csf.err"; rc=$?
 t "--augment flip --crop-scale 0.08: refused, one line, no folder ($rc: $(cat "$dir/csf.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/csf.err")" = "vitmae: finetune --crop-scale: 0.08: the smallest area of the random resized crop, which --augment flip does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/csf" ]'
@@ -325,7 +326,7 @@ t "--interp bicubic: not the run with bilinear crops" '! same_weights "$dir/cs1/
 t "--interp bicubic: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/ci1/checkpoint.safetensors" "$dir/cir/checkpoint.safetensors"'
 "$VITMAE" finetune --resume "$dir/ci1/checkpoint-6.safetensors" --interp bilinear --out "$dir/cic" > /dev/null 2> "$dir/cic.err"; rc=$?
 t "--interp: a resume with the other filter is refused ($rc: $(cat "$dir/cic.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/cic.err")" = "vitmae: finetune --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run with --ckpt for another" ] && [ ! -e "$dir/cic" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/cic.err")" = "vitmae: finetune --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/cic" ]'
 # --aa (docs/encoder.md, "RandAugment"): MAE's rand-m9-mstd0.5-inc1 is said in the start line with its
 # fill colour (the pretrained run's mean pixel); 1 thread and 2 as a team give the same bits; the
 # operations change the run; a snapshot resumed ends bitwise as the run, also given the spec in another
@@ -343,7 +344,7 @@ t "--aa: not the run without it" '! same_weights "$dir/t1/checkpoint.safetensors
 t "--aa: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/aa1/checkpoint.safetensors" "$dir/aar/checkpoint.safetensors"'
 "$VITMAE" finetune --resume "$dir/aa1/checkpoint-6.safetensors" --aa rand-m9 --out "$dir/aac" > /dev/null 2> "$dir/aac.err"; rc=$?
 t "--aa: a resume with another spec is refused ($rc: $(cat "$dir/aac.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/aac.err")" = "vitmae: finetune --resume: --aa rand-m9-n2-mstd0-inc0 cannot change when a run resumes (this run'"'"'s is rand-m9-n2-mstd0.5-inc1); start a new run with --ckpt for another" ] && [ ! -e "$dir/aac" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/aac.err")" = "vitmae: finetune --resume: --aa rand-m9-n2-mstd0-inc0 cannot change when a run resumes (this run'"'"'s is rand-m9-n2-mstd0.5-inc1); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/aac" ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --aa none --steps 12 --ckpt-every 6 --out "$dir/aa0" > "$dir/aa0.log" 2>&1
 t "--aa none: the run without it, nothing said" \
   'same_weights "$dir/t2/checkpoint.safetensors" "$dir/aa0/checkpoint.safetensors" && ! grep -q RandAugment "$dir/aa0.log"'
@@ -434,10 +435,10 @@ t "--model-ema: resumed in its folder, curves.png and metrics.csv as the uninter
   '[ $rc -eq 0 ] && cmp -s "$dir/em1/curves.png" "$dir/emp/curves.png" && [ "$(cut -d, -f1-6,9,10 "$dir/em1/metrics.csv")" = "$(cut -d, -f1-6,9,10 "$dir/emp/metrics.csv")" ]'
 "$VITMAE" finetune --resume "$dir/em1/checkpoint-3.safetensors" --model-ema-decay 0.7 --out "$dir/emc" > /dev/null 2> "$dir/emc.err"; rc=$?
 t "--model-ema: a resume with another decay is refused ($rc: $(cat "$dir/emc.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/emc.err")" = "vitmae: finetune --resume: --model-ema-decay 0.7 cannot change when a run resumes (this run'"'"'s is 0.6); start a new run with --ckpt for another" ] && [ ! -e "$dir/emc" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/emc.err")" = "vitmae: finetune --resume: --model-ema-decay 0.7 cannot change when a run resumes (this run'"'"'s is 0.6); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/emc" ]'
 "$VITMAE" finetune --resume "$dir/aa1/checkpoint-6.safetensors" --model-ema --out "$dir/ema" > /dev/null 2> "$dir/ema.err"; rc=$?
 t "--model-ema: added to a run without it, refused ($rc: $(cat "$dir/ema.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/ema.err")" = "vitmae: finetune --resume: --model-ema: this run keeps no moving average of its weights, and one begun now would not be the run'"'"'s; start a new run with --ckpt for another" ] && [ ! -e "$dir/ema" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/ema.err")" = "vitmae: finetune --resume: --model-ema: this run keeps no moving average of its weights, and one begun now would not be the run'"'"'s; start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/ema" ]'
 rm -rf "$dir/emx" && mkdir "$dir/emx" && python3 - "$dir/em1/checkpoint-3.safetensors" "$dir/emx/checkpoint.safetensors" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
@@ -670,7 +671,23 @@ t "a --ckpt run resumed given another --dim: the way says the model is the check
 # it was told "the model is the --ckpt checkpoint's", where a new --ckpt run at that size works.
 "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --img 20 --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a --ckpt run resumed given another --img: the way is a new --ckpt run ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --img 20 cannot change when a run resumes (this run'"'"'s is 16); start a new run with --ckpt for another" ] && [ ! -e "$dir/fs3" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --img 20 cannot change when a run resumes (this run'"'"'s is 16); start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/fs3" ]'
+# A --ckpt run's way on names the checkpoint it started from (the audit's case: the run given --ckpt as a
+# relative run folder, --steps changed on resume): "start a new run with --ckpt for another" led the
+# user to pass the fine-tuning run, which --ckpt refuses. The line's path starts the new run; a
+# checkpoint since removed is named as gone.
+"$VITMAE" finetune --ckpt pre $ft --steps 2 --out "$dir/way" > /dev/null 2>&1
+"$VITMAE" finetune --resume way --steps 3 > /dev/null 2> "$dir/err"; rc=$?
+named=$(sed -n 's/.*; start a new run with --ckpt \(.*\) for another$/\1/p' "$dir/err")
+"$VITMAE" finetune --ckpt "$named" $ft --steps 3 --out "$dir/way3" > /dev/null 2>&1; rc2=$?
+t "a --ckpt run resumed given another --steps: the way names its checkpoint, which starts the new run ($rc $rc2: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --steps 3 cannot change when a run resumes (this run'"'"'s is 2); start a new run with --ckpt $pre_abs for another" ] && [ $rc2 -eq 0 ] && [ -s "$dir/way3/checkpoint.safetensors" ]'
+cp "$pre" "$dir/gone.safetensors"
+"$VITMAE" finetune --ckpt "$dir/gone.safetensors" $ft --steps 2 --out "$dir/wayg" > /dev/null 2>&1 && rm "$dir/gone.safetensors"
+"$VITMAE" finetune --resume "$dir/wayg" --steps 3 > /dev/null 2> "$dir/err"; rc=$?
+t "a --ckpt run whose checkpoint is gone, resumed given another --steps: the way says so ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --steps 3 cannot change when a run resumes (this run'"'"'s is 2); start a new run with --ckpt CHECKPOINT for another (this run started from $(cd "$dir" && pwd -P)/gone.safetensors, which is gone)" ]'
+rm -rf "$dir/way" "$dir/way3" "$dir/wayg"
 # With --ckpt, --channels auto is the checkpoint's whatever the images: a --ckpt run resumed so is its own.
 "$VITMAE" finetune --resume "$dir/t2" --data "$dir/greycls" --channels auto > "$dir/out" 2> "$dir/err"; rc=$?
 t "a --ckpt run resumed on grey images given --channels auto: its own, not refused ($rc: $(cat "$dir/err"))" \
@@ -1193,7 +1210,7 @@ for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--a
   err "resume with $f" 2 "$f cannot change when a run resumes (this run.s is " "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
   t "resume with $f: nothing on stdout (it said 'resuming ... at step 6')" '[ ! -s "$dir/out" ]'
 done
-err "resume with another --lr: both values named" 2 "finetune --resume: --lr 0.5 cannot change when a run resumes (this run.s is 0.002); start a new run with --ckpt for another$" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --lr 0.5
+err "resume with another --lr: both values named" 2 "finetune --resume: --lr 0.5 cannot change when a run resumes (this run.s is 0.002); start a new run with --ckpt $pre_abs for another$" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --lr 0.5
 err "--overwrite with --resume" 2 "cannot be combined with --resume" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --overwrite
 err "resume adding --val to a --val-frac run" 2 "--val cannot be added when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data"
 err "resume with --val and --val-frac" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data" --val-frac 0.05

@@ -417,10 +417,22 @@ t "--init into a run folder, no --overwrite: exit 2, no --resume advised ($rc: $
   --out "$dir/init" --overwrite > "$dir/log" 2>&1; rc=$?
 t "--init inside the run --overwrite moves: the start line names it where it is now ($rc: $(grep "^vitmae train" "$dir/log"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae train: .* model $dir/init.old-1/checkpoint.safetensors " "$dir/log"'
-"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --img 32 --out "$dir/init2" > /dev/null 2>"$dir/err"; rc=$?
-t "--init with another --img: exit 2" '[ $rc -eq 2 ] && grep -q "\-\-img 32 disagrees with the checkpoint.s 16" "$dir/err"'
+# Every model flag --init refuses names the way on, resume's for the model (docs/interface.md, section
+# 5): the line ended "(--init keeps its model)", and --pixel-norm "... the checkpoint's pixel
+# statistics", with nowhere to go.
+scratch_way="another is a new run from scratch (no --resume or --init)"
+for f in "--img 32|16" "--patch 8|4" "--channels 1|3" "--dim 64|32" "--depth 2|1" "--heads 4|2" "--dec-dim 64|32" \
+         "--dec-depth 2|1" "--dec-heads 4|2"; do
+  "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" ${f%|*} --out "$dir/init2" > /dev/null 2>"$dir/err"; rc=$?
+  t "--init with another ${f%|*}: exit 2, one line with the way on, no folder ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --init $dir/first.safetensors: ${f%|*} disagrees with the checkpoint'"'"'s ${f#*|} (--init keeps its model); $scratch_way" ] && [ ! -e "$dir/init2" ]'
+done
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --preset base --out "$dir/init3" > /dev/null 2>"$dir/err"; rc=$?
-t "--init with another --preset names the preset and its value ($(cat "$dir/err"))" '[ $rc -eq 2 ] && grep -q "\-\-preset base sets \-\-dim 768, which disagrees with the checkpoint.s 32" "$dir/err"'
+t "--init with another --preset names the preset, its value and the way on ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --init $dir/first.safetensors: --preset base sets --dim 768, which disagrees with the checkpoint'"'"'s 32 (--init keeps its model); $scratch_way" ]'
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --pixel-norm none --out "$dir/init3" > /dev/null 2>"$dir/err"; rc=$?
+t "--init with --pixel-norm: refused with the ways on ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --init $dir/first.safetensors: --pixel-norm cannot change: the weights were trained with the checkpoint'"'"'s pixel statistics; leave --pixel-norm out to keep them; $scratch_way" ] && [ ! -e "$dir/init3" ]'
 # A shape flag that the default preset's heads do not divide was checked against the preset before the
 # checkpoint: "train: embed_dim 8 is not divisible by num_heads 3", heads the --init run never has.
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --dim 8 --out "$dir/init4" > /dev/null 2>"$dir/err"; rc=$?

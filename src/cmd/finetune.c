@@ -106,11 +106,19 @@ typedef struct {
 // The way on for a flag given with --resume at another value than the run's. A run from scratch has no
 // --ckpt to start again from; a model flag (the sizes, --channels, --pixel-norm) of a run from a --ckpt is
 // the checkpoint's, which a new --ckpt run refuses to change too ("start a new run with --ckpt" led to
-// "--channels 3 disagrees with the checkpoint's 1").
-static const char *resume_way(const FtState *r, int model) {
+// "--channels 3 disagrees with the checkpoint's 1"). Another flag's way names the checkpoint the run
+// started from (rs.init; docs/interface.md, finetune): "--ckpt" alone led a user to pass the fine-tuning
+// run itself, which --ckpt refuses. One gone is named as gone. way: room for the line made.
+static const char *resume_way(const FtState *r, int model, char *way, size_t waylen) {
     if (!strcmp(r->init, "scratch")) return "start a new run with --from-scratch for another";
-    return model ? "the model is the --ckpt checkpoint's: another needs a checkpoint of that model, or --from-scratch"
-                 : "start a new run with --ckpt for another";
+    if (model) return "the model is the --ckpt checkpoint's: another needs a checkpoint of that model, or --from-scratch";
+    struct stat st;
+    if (stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+        snprintf(way, waylen, "start a new run with --ckpt CHECKPOINT for another (this run started from %s, which "
+                 "is gone)", r->init);
+    else
+        snprintf(way, waylen, "start a new run with --ckpt %s for another", r->init);
+    return way;
 }
 
 typedef struct FineTune FineTune;
@@ -1108,7 +1116,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                              c->in_chans);
         int same_preset = p.embed_dim == c->embed_dim && p.depth == c->depth && p.num_heads == c->num_heads &&
                           p.mlp_ratio == c->mlp_ratio;
-        const char *way = resume_way(r, 0), *pos = c->pos_learned ? "learned" : "fixed";
+        char way_ckpt[sizeof r->init + 96];
+        const char *way = resume_way(r, 0, way_ckpt, sizeof way_ckpt), *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
         char blr[32], lr[40], given_lr[32], epochs[32], steps[40], frac[32];
         run_value_text(blr, sizeof blr, a->blr, 1);
@@ -1188,9 +1197,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
         int scratch = !strcmp(r->init, "scratch");
         if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
-                                    a->heads, c, flags, nflags, resume_way(r, 1), resume_way(r, 0), err, sizeof err) ||
+                                    a->heads, c, flags, nflags, resume_way(r, 1, NULL, 0), way, err, sizeof err) ||
             (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
-                                                      resume_way(r, 1), err, sizeof err)) ||
+                                                      resume_way(r, 1, NULL, 0), err, sizeof err)) ||
             run_resume_val_frac("finetune", r->val, flags, nflags, err, sizeof err) ||
             run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err,
                                   sizeof err)) {
@@ -1387,7 +1396,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     }
     // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
     int stats_rc = a->resume ? run_resume_same_pixel_norm("finetune", a->pixel_norm, &t->cfg.enc, &t->ds, t->train_idx,
-                                                          t->ntrain, flags, nflags, resume_way(r, 1), err, sizeof err)
+                                                          t->ntrain, flags, nflags, resume_way(r, 1, NULL, 0), err, sizeof err)
                    : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                    : 0;
     if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); unmake_folders(t, &made); return CLI_USAGE; }

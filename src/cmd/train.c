@@ -71,7 +71,8 @@ typedef struct {
 #define RESUME_WAY "start a new run from these weights with --init CHECKPOINT"
 // ... and for a file broken at --batch 1, which a resumed run cannot leave by a larger --batch (docs/data.md).
 #define RESUME_BATCH_OF_ONE_WAY "remove the file, or " RESUME_WAY " and a --batch of 2 or more (a resumed run keeps its --batch)"
-// ... for the model's shape and its pixel statistics, which --init keeps too (it refused them next).
+// ... for the model's shape and its pixel statistics, which --init keeps too (it refused them next); --init's
+// own refusals of them end with it (init_config).
 #define SCRATCH_WAY "another is a new run from scratch (no --resume or --init)"
 #define KEEP_WAY(flag) "leave " flag " out to keep the run's; " SCRATCH_WAY
 // The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
@@ -356,7 +357,9 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
 }
 
 // --init: the model of the checkpoint. Shape flags given must agree with it; the loss and position
-// flags (--norm-pix, --pos) may change; the pixel statistics are the checkpoint's.
+// flags (--norm-pix, --pos) may change; the pixel statistics are the checkpoint's. A refusal ends with
+// resume's way on for the model (SCRATCH_WAY; docs/interface.md, section 5): "(--init keeps its model)"
+// alone left the user nowhere to go.
 static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flags, int nflags, char *err, size_t errlen) {
     const MaeConfig *f = &t->cfg, *c = &ck->cfg;   // f: preset + flags
     struct { const char *flag; int given, ckpt; } shape[] = {
@@ -372,16 +375,17 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
         if (seen && shape[i].given != shape[i].ckpt) {
             if (preset && !cli_flag(flags, nflags, shape[i].flag)->seen)   // the preset's value, named as such
                 snprintf(err, errlen, "train --init %s: --preset %s sets %s %d, which disagrees with the checkpoint's "
-                         "%d (--init keeps its model)", a->init, a->preset, shape[i].flag, shape[i].given, shape[i].ckpt);
+                         "%d (--init keeps its model); " SCRATCH_WAY, a->init, a->preset, shape[i].flag, shape[i].given,
+                         shape[i].ckpt);
             else
-                snprintf(err, errlen, "train --init %s: %s %d disagrees with the checkpoint's %d (--init keeps its model)",
-                         a->init, shape[i].flag, shape[i].given, shape[i].ckpt);
+                snprintf(err, errlen, "train --init %s: %s %d disagrees with the checkpoint's %d (--init keeps its "
+                         "model); " SCRATCH_WAY, a->init, shape[i].flag, shape[i].given, shape[i].ckpt);
             return CLI_USAGE;
         }
     }
     if (cli_flag(flags, nflags, "--pixel-norm")->seen) {
         snprintf(err, errlen, "train --init %s: --pixel-norm cannot change: the weights were trained with the "
-                 "checkpoint's pixel statistics", a->init);
+                 "checkpoint's pixel statistics; leave --pixel-norm out to keep them; " SCRATCH_WAY, a->init);
         return CLI_USAGE;
     }
     MaeConfig m = *c;
