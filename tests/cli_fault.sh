@@ -66,9 +66,10 @@ cp run/checkpoint.safetensors before.safetensors
 rm -rf run/samples
 FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" data data >/dev/null 2>&1
 scan=$(sed -n 's/^opendir //p' count)
-# train opens each of these folders twice before the run folder's first check: once in the walk that
-# looks for a link below --data leading to the run folder (run_folder_overlaps), once in the scan.
-scan=$((2 * scan))
+# data opens each folder twice: in the scan, and in the look for a vitmae run folder among them
+# (run_data_run_folder); train three times before the run folder's first check: once more in the walk
+# that looks for a link below --data leading to the run folder (run_folder_overlaps).
+scan=$((3 * scan / 2))
 FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
   --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
   > got.out 2> got.err; rc=$?
@@ -86,10 +87,10 @@ t "train --out an unlistable folder holding a snapshot only: refused for the lis
   '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train --out run: cannot list the folder: Too many open files" ] &&
    cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
 # ... and readdir failing there (EIO, from the run folder's first listing on: train reads each folder of
-# --data twice before it, as above): the same, not "a run without a checkpoint" (run_folder_has_checkpoint
+# --data three times before it where data reads it twice, as above): the same, not "a run without a checkpoint" (run_folder_has_checkpoint
 # lists every snapshot itself since the hundred-and-second session).
 rd=$(sed -n 's/^readdir //p' count)
-FAULT_OWN=1 FAULT_FUNC=readdir FAULT_N=$((2 * rd + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
+FAULT_OWN=1 FAULT_FUNC=readdir FAULT_N=$((3 * rd / 2 + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
   --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
   > got.out 2> got.err; rc=$?
 t "... readdir failing: refused for the listing, nothing written (exit $rc: $(tail -n 1 got.err))" \

@@ -57,6 +57,22 @@ t "--store longer than a path: exit 1, one line, no folder made ($rc: $(cut -c 1
 "$VITMAE" train $small --cache-mb 0 --store "$dir/stnew/$(printf "%300s" | tr " " n)" --out "$dir/stname" > /dev/null 2> "$dir/stname.err"; rc=$?
 t "--store of a name too long: exit 1, one line, no folder left ($rc: $(cut -c 1-80 "$dir/stname.err"); $(ls -d "$dir/stnew" "$dir/stname" 2>/dev/null))" \
   '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/stname.err")" -eq 1 ] && grep -q "^vitmae: train --store: .*: File name too long$" "$dir/stname.err" && [ ! -e "$dir/stnew" ] && [ ! -e "$dir/stname" ]'
+# An append-only --store (chattr +a) passed as writable: every run left one temporary per working image
+# in it that it could not rename or remove, stored nothing, exit 0, without a word. Refused before the
+# run now, as an append-only --out is; only the named probe file stays.
+mkdir -p "$dir/stappend"
+if chattr +a "$dir/stappend" 2> /dev/null; then
+  "$VITMAE" train $small --cache-mb 0 --store "$dir/stappend" --out "$dir/stapp" > /dev/null 2> "$dir/stapp.err"; rc=$?
+  left=$(ls -A "$dir/stappend" | tr "\n" " ")
+  chattr -a "$dir/stappend"
+  t "an append-only --store: exit 1, one line, no run folder, only the probe left ($rc: $(cat "$dir/stapp.err"); $left)" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/stapp.err")" -eq 1 ] &&
+     grep -q "^vitmae: train --store: $dir/stappend: cannot write in this folder: it takes new files but lets none be removed or renamed (an append-only folder: lsattr -d shows .a.), and outputs are published by renaming; the probe file $dir/stappend/.vitmae-write-test-[A-Za-z0-9]* stays in it$" "$dir/stapp.err" &&
+     [ ! -e "$dir/stapp" ] && [ "$(echo $left | wc -w)" -eq 1 ]'
+else
+  echo "note: chattr +a is not available on this file system: the append-only --store check is skipped"
+fi
+rm -rf "$dir/stappend"
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'

@@ -1018,6 +1018,9 @@ static int make_store(Dataset *ds, const char *dir, long min_free_mb, OutputMade
     made->n = 0;
     if (ds->shared && ds->work_size > 0 && output_mkdir_made(dir, made, err, errlen)) return -1;
     if (dataset_set_store(ds, dir, err, errlen)) { output_mkdir_undo(made); return -1; }
+    // A folder that takes files but lets none be renamed (append-only) passed as writable: every working
+    // image's temporary stayed in it, none stored, run after run (cmd/output.h, output_check_writable).
+    if (ds->shared && ds->work_size > 0 && output_check_writable(dir, err, errlen)) { output_mkdir_undo(made); return -1; }
     dataset_set_store_min_free(ds, (double)min_free_mb * 1048576.0);
     return 0;
 }

@@ -89,6 +89,15 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
                  size, bytes, limit);
 }
 
+// The bytes a decode holds at once, for the out-of-memory line (docs/data.md): first, the buffers held
+// together as the first allocation is made, or, for an image turned by its EXIF orientation (2..8)
+// outside the row fits, its pixels and their turned copy (image_orient) when that is more. A line that
+// said the first alone sent a user who raised the limit past it into the second.
+static size_t decode_peak(int orientation, size_t first, size_t px) {
+    size_t both = orientation >= 2 && orientation <= 8 ? 2 * px : 0;
+    return both > first ? both : first;
+}
+
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
 // scaling; 0 = full size), or only the header (size and channels, no pixels). A probe given only the
 // first bytes of a file also has the file open (fd, file_size bytes; else fd is -1): a PNG's metadata
@@ -745,7 +754,8 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         if (r->rows && fit)   // the resize's few rows: said as image_load_working's own resize says it
             snprintf(r->msg, sizeof r->msg, "out of memory");
         else
-            pixels_oom(w, h, orientation, row_bytes + px_bytes, r->msg, sizeof r->msg);
+            pixels_oom(w, h, orientation, fit ? row_bytes + px_bytes : decode_peak(orientation, row_bytes + px_bytes, px_bytes),
+                       r->msg, sizeof r->msg);
         png_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -898,7 +908,8 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     r->row = malloc((size_t)w * in_c);
     r->px = pixels_alloc(px_bytes);
     if (!r->row || !r->px) {
-        pixels_oom(header_w, header_h, orientation, (size_t)w * in_c + px_bytes, r->jerr.msg, sizeof r->jerr.msg);
+        pixels_oom(header_w, header_h, orientation, decode_peak(orientation, (size_t)w * in_c + px_bytes, px_bytes),
+                   r->jerr.msg, sizeof r->jerr.msg);
         jpeg_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -1073,10 +1084,13 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     if (!WebPInitDecoderConfig(&dc)) { set_err(err, errlen, "libwebp: version mismatch"); return -1; }
     dc.output.colorspace = MODE_RGB;
     // The decoded frame goes into our own buffer (libwebp's "external memory"), on huge pages.
-    size_t rgb_bytes = (size_t)fr.w * fr.h * 3;
+    size_t rgb_bytes = (size_t)fr.w * fr.h * 3, floats = (size_t)w * h * 3 * sizeof(float);
+    // The row fits read the 8-bit frame; otherwise it is held with the canvas's floats, then turned.
+    int fits = o->fit > 0 && fr.w == w && fr.h == h && w > o->fit && h > o->fit;
+    size_t need = fits ? rgb_bytes : decode_peak(orientation, rgb_bytes + floats, floats);
     uint8_t *rgb = pixels_alloc(rgb_bytes);
     if (!rgb) {
-        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, rgb_bytes, err, errlen);
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, need, err, errlen);
         return -1;
     }
     dc.output.is_external_memory = 1;
@@ -1087,7 +1101,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     WebPFreeDecBuffer(&dc.output);   // frees nothing of ours: only what libwebp kept besides
     if (st == VP8_STATUS_OUT_OF_MEMORY) {
         free(rgb);
-        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, rgb_bytes, err, errlen);
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, need, err, errlen);
         return -1;
     }
     if (st != VP8_STATUS_OK || dc.output.width != fr.w || dc.output.height != fr.h) {
@@ -1096,7 +1110,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         return -1;
     }
     size_t stride = (size_t)fr.w * 3;
-    if (o->fit > 0 && fr.w == w && fr.h == h && w > o->fit && h > o->fit) {   // any orientation
+    if (fits) {   // any orientation
         int rc = fit_rows_u8(rgb, w, h, 3, orientation, o->fit, out);
         free(rgb);
         if (rc) set_err(err, errlen, "out of memory");   // as image_load_working's own resize says it
@@ -1107,7 +1121,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     float *px = fr.w == w && fr.h == h ? pixels_alloc(npx * sizeof(float)) : cpu_calloc_big(npx, sizeof(float));
     if (!px) {
         free(rgb);
-        pixels_oom((unsigned long)w, (unsigned long)h, orientation, (size_t)w * h * 3 * sizeof(float), err, errlen);
+        pixels_oom((unsigned long)w, (unsigned long)h, orientation, need, err, errlen);
         return -1;
     }
     for (size_t y = 0; y < (size_t)fr.h; y++) {
