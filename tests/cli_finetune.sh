@@ -127,7 +127,8 @@ t "finetune: a class whose every training file is broken is named, once ($rc: $(
   '[ $rc -eq 0 ] && [ "$(grep -c "warning: class" "$dir/ab.err")" -eq 1 ] && grep -q "^vitmae: warning: class .dots. of $dir/allbad has no training image that decodes (its 3 are broken past the header): it is never trained" "$dir/ab.err"'
 # A --batch 1 run stopped by a broken file, resumed (docs/data.md): the resume keeps its --batch, so the
 # stop's "train with a --batch of 2 or more" could not be followed (--batch 2 is refused); the way on is a
-# new run with --ckpt, as the refusal says. The file was said as "(found while training)" alone.
+# new run with --ckpt, as the refusal says, naming the checkpoint the run started from ("--ckpt" alone sent
+# users to pass the run, which --ckpt refuses). The file was said as "(found while training)" alone.
 mkdir -p "$dir/b1/circle" "$dir/b1/square"
 for c in circle square; do for f in $(ls "$dir/data/$c" | head -n 3); do cp "$dir/data/$c/$f" "$dir/b1/$c/"; done; done
 head -c 80 "$dir/data/circle/00000.png" > "$dir/b1/circle/zz.png"
@@ -136,7 +137,7 @@ head -c 80 "$dir/data/circle/00000.png" > "$dir/b1/circle/zz.png"
 t "finetune: a --batch 1 run stopped by a broken file, resumed: the --batch 1 wording, a way on a resumed run can take ($rc, $rc2: $(tr "\n" "|" < "$dir/b1r.err" | head -c 400))" \
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1r.err")" -eq 2 ] &&
    head -n 1 "$dir/b1r.err" | grep -q "^vitmae: skipped .*/b1/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
-   tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run with --ckpt and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+   tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run with --ckpt $pre_abs and a --batch of 2 or more (a resumed run keeps its --batch)$"'
 rm -rf "$dir/b1" "$dir/b1r"
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone).
@@ -1048,7 +1049,11 @@ order=$(sed -n -e 's/^  [0-9]* steps* of batch .*/steps/p' -e 's/^  [0-9]* gradi
   -e 's/^  threads as workers: .*/workers/p' -e 's/^  run folder .*/folder/p' "$dir/pair.out" | tr '\n' ' ')
 t "the start lines in train's order, the run folder last ($order)" \
   '[ "$order" = "steps groups folder " ] || [ "$order" = "steps groups workers folder " ]'
+# A broken file beside it (skipped by the scan) has no part in the refusal: not listed before it (err
+# wants one line), as for a --resume over other classes.
+echo x > "$dir/val/hexagon/junk.png"
 err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
+rm "$dir/val/hexagon/junk.png"
 t "val class unknown: the line names --val, as probe's names --test ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes$" "$dir/err"'
 # A --val class whose folder in --data is there but holds no usable image (an empty class folder,

@@ -267,6 +267,18 @@ held=$([ -e "$tmp/vlive.go.held" ] && echo held)
 touch "$tmp/vlive.go"; wait $livepid; lrc=$?
 t "a run training in the folder: info says nothing of config.json against the checkpoint ($held $rc $lrc: $(cat "$tmp/vlive.err"))" \
   '[ "$held" = held ] && [ $rc -eq 0 ] && [ ! -s "$tmp/vlive.err" ] && [ $lrc -eq 0 ]'
+# ... and a run live as info read the checkpoint, over by the time it compared (the run's end between the
+# two; here held there, VITMAE_FAULT_HOLD_INFO_COMPARE): the warning came back, config.json then the
+# finished run's against the checkpoint read before. The lock looked at before the read too: nothing.
+cp -R "$tmp/vback" "$tmp/vend"
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/vend.go" "$VITMAE" train --resume "$tmp/vend" --threads 1 > /dev/null 2>&1 & endpid=$!
+for i in $(seq 1 300); do [ -e "$tmp/vend.go.held" ] && break; sleep 0.1; done
+VITMAE_FAULT_HOLD_INFO_COMPARE="$tmp/vend.cmp" "$VITMAE" info "$tmp/vend" > /dev/null 2> "$tmp/vend.err" & infopid=$!
+for i in $(seq 1 300); do [ -e "$tmp/vend.cmp.held" ] && break; sleep 0.1; done
+touch "$tmp/vend.go"; wait $endpid; erc=$?
+touch "$tmp/vend.cmp"; wait $infopid; rc=$?
+t "a run live as info read, ended before it compared: nothing said ($erc $rc: $(cat "$tmp/vend.err"))" \
+  '[ -e "$tmp/vend.cmp.held" ] && [ $erc -eq 0 ] && [ $rc -eq 0 ] && [ ! -s "$tmp/vend.err" ]'
 # A train_state the resume refuses (a step past total_steps, a cadence of 0, an empty object) was
 # "AdamW moments present; can resume": it says the resume's reason, --json's resume_refused too; the
 # run's own file still can (resume_refused null). A classifier's: cli_finetune.sh.

@@ -180,6 +180,7 @@ struct FineTune {
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
     int ended;                   // resumed at its last step: nothing to train, nothing written
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
+    char batch_of_one_way[4600]; // a resume's way on from a file broken at --batch 1 (ds.batch_of_one_way)
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
@@ -775,7 +776,7 @@ static int split(FineTune *t) {
         if (mapped < 0) {
             char note[4200];
             cli_class_folder_note(t->ds.root, vs->class_names[c], note, sizeof note);
-            report_data(t);
+            if (note[0]) report_data(t);   // the skipped files where they explain it, as say_classes_differ
             cli_error("finetune --val", "class '%s' of %s is not among the %d training classes%s", vs->class_names[c],
                       vs->root, t->cfg.num_classes, note);
             return 2;
@@ -979,7 +980,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "own with --out DIR", path, dir, run_foreign_why(foreign, dir, why, sizeof why));
             return 2;
         }
-        int rc = !a->out || same_dir ? metrics_gap_refusal("finetune", a->resume, path, dir, err, sizeof err) : 0;
+        int rc = !a->out || same_dir ? metrics_gap_refusal("finetune", a->resume, path, dir, r->step < r->total_steps, err,
+                                                                 sizeof err) : 0;
         if (!rc && (!a->out || same_dir)) rc = run_resume_user_outputs("finetune", a->resume, dir, err, sizeof err);
         if (rc) { cli_error(NULL, "%s", err); return rc; }
         rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
@@ -1027,11 +1029,23 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     int rc = scan(t->data_dir, t, img, &t->ds);
     if (rc) return rc;
     // A file broken at --batch 1: a resumed run keeps its --batch, so the way on is a new run (docs/data.md).
-    if (resuming)
-        t->ds.batch_of_one_way = !strcmp(r->init, "scratch") ? "remove the file, or start a new run with --from-scratch "
-                                 "and a --batch of 2 or more (a resumed run keeps its --batch)"
-                                 : "remove the file, or start a new run with --ckpt and a --batch of 2 or more (a resumed "
-                                   "run keeps its --batch)";
+    // The checkpoint named, as resume_way names it: "--ckpt" alone sent users to pass the run itself.
+    if (resuming) {
+        struct stat st;
+        int from_scratch = !strcmp(r->init, "scratch");
+        int gone = !from_scratch && stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+        if (from_scratch)
+            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with "
+                     "--from-scratch and a --batch of 2 or more (a resumed run keeps its --batch)");
+        else if (gone)
+            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with --ckpt "
+                     "CHECKPOINT and a --batch of 2 or more (a resumed run keeps its --batch; this run started from "
+                     "%s, which is gone)", r->init);
+        else
+            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with --ckpt "
+                     "%s and a --batch of 2 or more (a resumed run keeps its --batch)", r->init);
+        t->ds.batch_of_one_way = t->batch_of_one_way;
+    }
     if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;
     t->vds.root_role = RUN_VAL_ROLE;
     if (!resuming) {
@@ -1139,9 +1153,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             cli_error(NULL, "%s", why);
             return 2;
         }
-        if (a->epochs > 0 && a->epochs <= r->epochs.from && r->epochs.from_step > 0) {
+        if (a->epochs > 0 && a->epochs < r->epochs.from && r->epochs.from_step > 0) {
             // run_epoch_total gives the step of the count's change for an --epochs passed before it: not
-            // where the --epochs ended (docs/interface.md, finetune --resume)
+            // where the --epochs ended (docs/interface.md, finetune --resume). One reached at that very
+            // step ends there, as the line below says.
             cli_error("finetune --resume", "--epochs %s was passed before step %ld (epoch %.2f there, where the "
                       "training images' count changed; %d now), not at the run's last step, %ld: a fine-tuning run "
                       "keeps its steps; leave --epochs out to go on to step %ld, or %s", epochs, r->epochs.from_step,

@@ -827,7 +827,8 @@ long run_metrics_gap_of(const char *dir, const char *train_state, long *step, lo
     return snap;
 }
 
-int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen) {
+int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, int trains, char *err,
+                        size_t errlen) {
     // Any checkpoint of the folder, its latest or a snapshot: one past the log's end (the advice of a
     // folder without checkpoint.safetensors named it) dropped the rows between as silently.
     // The cadences the rows were written with: the checkpoint's, not this resume's flags (a new --steps
@@ -836,7 +837,7 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
     StFile *f = st_open_header(path, why, sizeof why);
     long step = 0, last = -1, snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
     if (f) st_close(f);
-    if (snap == -2)   // nothing writes them again: going on is the only way, and the log's jump is said
+    if (snap == -2 && trains)   // nothing writes them again: going on is the only way, and the log's jump is said
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
                     "the run at or before step %ld is left to write the rows between again: the log goes on from step "
                     "%ld without them", dir, last, step, last, step);

@@ -383,8 +383,9 @@ long run_metrics_gap_of(const char *dir, const char *train_state, long *step, lo
 // --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
 // with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a
 // snapshot resumed is that very recovery), after one warning when rows are missing that no snapshot
-// can give back.
-int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen);
+// can give back and the resume trains (trains: a finished run's plain resume writes no row).
+int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, int trains, char *err,
+                        size_t errlen);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).
 int run_folder_has_checkpoint(const char *dir);

@@ -478,7 +478,8 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                      which, t->rs.total_steps, t->rs.step);
             return CLI_USAGE;
         }
-        if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir, err, errlen)))
+        if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir,
+                                                       t->rs.step < t->rs.total_steps, err, errlen)))
             return rc;
         if (same && (rc = run_resume_user_outputs("train", a->resume, t->run_dir, err, errlen))) return rc;
         if (same && (rc = run_other_ahead_refusal("train", a->resume, t->run_dir, t->rs.step, t->rs.total_steps,
