@@ -550,6 +550,37 @@ truncate -s 100 "$dir/gap/config.json"
 "$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
 t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; the run has reached its last step, so config.json stays as it is until train --resume .*/gap --steps N extends it$" "$dir/err"'
+# metrics.csv cut so (a resume from an earlier snapshot killed) in a run extended after that snapshot (its
+# total_steps 8, the later checkpoints' 12): every advice named the snapshot alone, whose resume on its own
+# 8-step schedule is refused (later checkpoints of this run on another schedule), and `--steps 12` was
+# never said. Each carries it now, and followed word for word it goes on and writes the rows again.
+"$VITMAE" train $small --data "$dir/moved" --steps 8 --log-every 2 --eval-every 2 --ckpt-every 4 --keep 100 --out "$dir/ext" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/ext" --steps 12 > /dev/null 2>&1
+whole=$(cut -d, -f1 "$dir/ext/metrics.csv" | tr "\n" " ")
+# checkpoint-8 moved away, then checkpoint-4 resumed with --steps 12 and killed before step 12: the log cut at 4
+rm "$dir/ext/checkpoint-8.safetensors"
+python3 -c 'import sys
+p = sys.argv[1]; rows = open(p).read().splitlines(True)
+open(p, "w").write("".join(r for r in rows if r.startswith("step") or int(r.split(",")[0]) <= 4))' "$dir/ext/metrics.csv"
+for k in 1 2 3 4; do cp -r "$dir/ext" "$dir/ext$k"; done
+rm "$dir/ext4/checkpoint.safetensors"
+"$VITMAE" info "$dir/ext1" > /dev/null 2>"$dir/err1"
+"$VITMAE" train --resume "$dir/ext2" > /dev/null 2>"$dir/err2"
+"$VITMAE" train $small --data "$dir/moved" --steps 4 --out "$dir/ext3" > /dev/null 2>"$dir/err3"
+"$VITMAE" train --resume "$dir/ext4" > /dev/null 2>"$dir/err4"
+ways="" said=""
+for k in 1 2 3 4; do
+  way=$(sed -n -e 's/.*; train \(--resume .*\) writes the rows between again$/\1/p' -e 's/.*resume the snapshot instead, \(--resume .*\), which writes them again$/\1/p' \
+               -e 's/.* pass \(--resume .*\) to continue it, .*/\1/p' -e 's/.* with \(--resume .*\) (a later one would lose .*/\1/p' "$dir/err$k")
+  "$VITMAE" train $way > /dev/null 2>"$dir/err"; rc=$?
+  ways="$ways$k: $way -> $rc $(cut -d, -f1 "$dir/ext$k/metrics.csv" | tr "\n" " ")| "
+  said="$said$(head -n 1 "$dir/err$k")| "
+done
+t "metrics.csv cut at 4 in a run extended from 8 to 12 steps: info, --resume RUN, --out RUN and --resume RUN without checkpoint.safetensors advise --resume RUN/checkpoint-4.safetensors --steps 12, which goes on and writes the rows again ($whole| $ways$said)" \
+  '[ "$whole" = "step 0 2 4 6 8 10 12 " ] &&
+   [ "$ways" = "1: --resume $dir/ext1/checkpoint-4.safetensors --steps 12 -> 0 $whole| 2: --resume $dir/ext2/checkpoint-4.safetensors --steps 12 -> 0 $whole| 3: --resume $dir/ext3/checkpoint-4.safetensors --steps 12 -> 0 $whole| 4: --resume $dir/ext4/checkpoint-4.safetensors --steps 12 -> 0 $whole| " ] &&
+   [ -s "$dir/ext4/checkpoint.safetensors" ] && "$VITMAE" info "$dir/ext1" 2>&1 >/dev/null | { ! grep -q metrics.csv; }'
+rm -rf "$dir"/ext*
 # Sample sheets of an abandoned stretch: a run stopped at step 8 without saving (a second SIGINT; here its
 # checkpoint put back to checkpoint-4) resumed with --steps 5 dropped metrics.csv's rows past 4 but
 # kept samples/step-6.png and step-8.png ("step 8 of 8"), contradicting the run. The resume in its own

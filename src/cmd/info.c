@@ -336,17 +336,20 @@ static int latest_of_run(const char *path, char *dir, size_t n) {
 
 // Rows a resume from an earlier snapshot dropped and, stopped before it got back, never wrote again
 // (cmd/runfolder.h, run_metrics_gap_of): when path is a run folder's latest checkpoint, one warning
-// names the snapshot that writes them (train's and finetune's; `cmd` resumes it). 1 when it warned.
+// names the snapshot that writes them (train's and finetune's; `cmd` resumes it), with the --steps its
+// resume takes where the run was extended since (run_snapshot_steps). 1 when it warned.
 static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd, int live) {
     char dir[4400];
     // A run training in the folder writes its files one after another: a look between two writes is no
     // gap (its resume from a snapshot writes the rows again as it goes).
     if (!train_state || !latest_of_run(path, dir, sizeof dir) || live || run_folder_busy(dir)) return 0;
+    char steps[40];
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
-                    "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors "
-                    "writes the rows between again", dir, last, step, cmd, dir, snap);
+                    "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors%s "
+                    "writes the rows between again", dir, last, step, cmd, dir, snap,
+                    run_snapshot_steps(cmd, dir, snap, train_state, steps, sizeof steps));
     else if (snap == -2)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
                     "the run at or before step %ld is left to write the rows between again", dir, last, step, last);

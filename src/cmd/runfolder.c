@@ -401,7 +401,7 @@ static const char *user_outputs(const char *cmd, const char *dir, int *recorded,
 }
 
 static long newest_snapshot(const char *dir);
-static long resumable_snapshot(const char *dir);
+static long resumable_snapshot(const char *cmd, const char *dir, char *steps, size_t n);
 
 // The way on for a folder without checkpoint.safetensors whose newest snapshot, path, is the finished
 // run's last step (its resume trains and writes nothing, so the folder would stay without its
@@ -415,12 +415,13 @@ static const char *finished_advice(const char *cmd, const char *path, const char
 
 // What --out's refusal advises to --resume for the run dir holds: dir itself, or the snapshot where
 // --resume DIR would be refused naming it (no checkpoint.safetensors, or rows of metrics.csv missing
-// before it): 1 with that in res; 2 with the snapshot in res when it is the finished run's last step
-// (no checkpoint.safetensors: its resume would do nothing, finished_advice instead); 0 when the folder
-// offers none that resumes there (its latest another run's copy, its snapshots of more than one run):
-// advice to --resume DIR was refused in turn.
-static int resume_target(const char *dir, char *res, size_t n) {
-    char latest[4400], why[CLI_ERR_MAX];
+// before it, with the --steps its resume takes: run_snapshot_steps): 1 with that in res; 2 with the
+// snapshot in res when it is the finished run's last step (no checkpoint.safetensors: its resume
+// would do nothing, finished_advice instead); 0 when the folder offers none that resumes there (its
+// latest another run's copy, its snapshots of more than one run): advice to --resume DIR was refused in
+// turn.
+static int resume_target(const char *cmd, const char *dir, char *res, size_t n) {
+    char latest[4400], why[CLI_ERR_MAX], steps[40] = "";
     struct stat st;
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     snprintf(res, n, "%s", dir);
@@ -428,7 +429,7 @@ static int resume_target(const char *dir, char *res, size_t n) {
     int newest = 0;   // the snapshot is the newest, with no checkpoint.safetensors: perhaps the finished run's last
     if (lstat(latest, &st) != 0) {
         if (errno != ENOENT) return 1;
-        snap = resumable_snapshot(dir);
+        snap = resumable_snapshot(cmd, dir, steps, sizeof steps);
         if (snap < 0) return 0;   // none of its own (two runs' snapshots): --resume DIR says so
         newest = snap == newest_snapshot(dir);
     } else {
@@ -437,12 +438,16 @@ static int resume_target(const char *dir, char *res, size_t n) {
         StFile *f = st_open_header(latest, why, sizeof why);
         if (f && run_folder_foreign_checkpoint(latest, dir)) { st_close(f); return 0; }
         long step = 0, last = -1;
-        snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : resumable_snapshot(dir);
+        snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last)
+                 : resumable_snapshot(cmd, dir, steps, sizeof steps);
+        if (f && snap >= 0) run_snapshot_steps(cmd, dir, snap, st_meta(f, "train_state"), steps, sizeof steps);
         if (f) st_close(f);
         if (snap < 0) return 1;
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
-    return newest && checkpoint_finished(res) ? 2 : 1;   // as --resume DIR says (run_resume_missing)
+    if (newest && checkpoint_finished(res)) return 2;   // as --resume DIR says (run_resume_missing)
+    snprintf(res + strlen(res), n - strlen(res), "%s", steps);
+    return 1;
 }
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
@@ -474,7 +479,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
                  "choose another --out folder", cmd, dir);
     else {
         char res[4400], way[CLI_ERR_MAX];
-        int target = resume_target(dir, res, sizeof res);
+        int target = resume_target(cmd, dir, res, sizeof res);
         if (target == 2)
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run without its "
                      "checkpoint.safetensors; its newest snapshot, %s, is the run's last step: %s; or pass another "
@@ -673,15 +678,18 @@ static long newest_snapshot(const char *dir) {
 
 // The snapshot to advise for a resume of dir's run: its newest own one (newest_snapshot), or, where
 // metrics.csv ends before it with rows due between, the newest at or before the log's end, which
-// writes them again (the newest was advised, and its resume is refused: run_metrics_gap_of). -1 when
-// there is none, -2 with errno when dir cannot be listed.
-static long resumable_snapshot(const char *dir) {
+// writes them again (the newest was advised, and its resume is refused: run_metrics_gap_of), with
+// the --steps its resume takes in steps (run_snapshot_steps; "" for the newest). -1 when there is
+// none, -2 with errno when dir cannot be listed.
+static long resumable_snapshot(const char *cmd, const char *dir, char *steps, size_t n) {
+    steps[0] = 0;
     long snap = newest_snapshot(dir);
     if (snap < 0) return snap;
     char path[4400], why[CLI_ERR_MAX];
     snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, snap);
     StFile *f = st_open_header(path, why, sizeof why);
     long step = 0, last = -1, back = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
+    if (back >= 0) run_snapshot_steps(cmd, dir, back, st_meta(f, "train_state"), steps, n);
     if (f) st_close(f);
     return back >= 0 ? back : snap;
 }
@@ -698,6 +706,20 @@ static int saved_schedule(const char *path, long *step, long *total) {
     cJSON_Delete(o);
     if (f) st_close(f);
     return ok ? 0 : -1;
+}
+
+const char *run_snapshot_steps(const char *cmd, const char *dir, long snap, const char *train_state, char *buf,
+                               size_t n) {
+    char path[4400];
+    long step, own;
+    buf[0] = 0;
+    cJSON *o = train_state && !strcmp(cmd, "train") ? cJSON_Parse(train_state) : NULL;
+    const cJSON *kt = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
+    snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, snap);
+    if (cJSON_IsNumber(kt) && !saved_schedule(path, &step, &own) && own != (long)kt->valuedouble)
+        snprintf(buf, n, " --steps %ld", (long)kt->valuedouble);
+    cJSON_Delete(o);
+    return buf;
 }
 
 long run_folder_later_schedule(const char *dir, long step, long total, RunLater *later) {
@@ -833,9 +855,11 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
     // folder without checkpoint.safetensors named it) dropped the rows between as silently.
     // The cadences the rows were written with: the checkpoint's, not this resume's flags (a new --steps
     // brings a new default --eval-every, under which rows "due" were never written).
-    char why[CLI_ERR_MAX];
+    // A run extended after the snapshot: its resume takes the later checkpoints' --steps (run_snapshot_steps).
+    char why[CLI_ERR_MAX], steps[40] = "";
     StFile *f = st_open_header(path, why, sizeof why);
     long step = 0, last = -1, snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
+    if (snap >= 0) run_snapshot_steps(cmd, dir, snap, st_meta(f, "train_state"), steps, sizeof steps);
     if (f) st_close(f);
     if (snap == -2 && trains)   // nothing writes them again: going on is the only way, and the log's jump is said
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
@@ -844,8 +868,8 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
     if (snap < 0) return 0;
     snprintf(err, errlen, "%s --resume %s: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume "
              "from an earlier snapshot stopped before it got back here); going on from step %ld would lose the rows "
-             "between for good; resume the snapshot instead, --resume %s/checkpoint-%ld.safetensors, which writes them "
-             "again", cmd, arg, dir, last, step, step, dir, snap);
+             "between for good; resume the snapshot instead, --resume %s/checkpoint-%ld.safetensors%s, which writes them "
+             "again", cmd, arg, dir, last, step, step, dir, snap, steps);
     return CLI_USAGE;
 }
 
@@ -868,10 +892,10 @@ int run_folder_has_checkpoint(const char *dir) {
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
-    char path[4400], names[64], gone[160], way[CLI_ERR_MAX];
+    char path[4400], names[64], gone[160], way[CLI_ERR_MAX], steps[40];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
-    long snap = resumable_snapshot(arg);
+    long snap = resumable_snapshot(cmd, arg, steps, sizeof steps);
     if (snap == -2) {   // it may hold snapshots: said, not guessed
         snprintf(err, errlen, "%s --resume %s: cannot list the folder: %s", cmd, arg, strerror(errno));
         return 1;
@@ -898,8 +922,8 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "the finished run's last step: %s", cmd, arg, path, finished_advice(cmd, path, arg, way, sizeof way));
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
-                 "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
-                 snap == newest ? "" : " within metrics.csv's rows", arg, snap,
+                 "with --resume %s/checkpoint-%ld.safetensors%s%s", cmd, arg,
+                 snap == newest ? "" : " within metrics.csv's rows", arg, snap, steps,
                  snap == newest ? "" : " (a later one would lose the rows between for good)");
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, NULL, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which

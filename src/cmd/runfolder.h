@@ -386,6 +386,13 @@ long run_metrics_gap_of(const char *dir, const char *train_state, long *step, lo
 // can give back and the resume trains (trains: a finished run's plain resume writes no row).
 int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, int trains, char *err,
                         size_t errlen);
+// What a resume of dir's snapshot at snap, advised for rows missing before a later checkpoint of the
+// run whose train_state is given, takes to be let go on: " --steps N" (N that checkpoint's
+// total_steps) for train where the snapshot's own total is another (the run extended since: on the
+// snapshot's schedule the resume is refused, the later checkpoints on another, run_folder_later_schedule),
+// "" otherwise, and for finetune, whose resume keeps the run's --steps (docs/interface.md, section 9).
+const char *run_snapshot_steps(const char *cmd, const char *dir, long snap, const char *train_state, char *buf,
+                               size_t n);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).
 int run_folder_has_checkpoint(const char *dir);
