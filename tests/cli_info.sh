@@ -279,6 +279,17 @@ touch "$tmp/vend.go"; wait $endpid; erc=$?
 touch "$tmp/vend.cmp"; wait $infopid; rc=$?
 t "a run live as info read, ended before it compared: nothing said ($erc $rc: $(cat "$tmp/vend.err"))" \
   '[ -e "$tmp/vend.cmp.held" ] && [ $erc -eq 0 ] && [ $rc -eq 0 ] && [ ! -s "$tmp/vend.err" ]'
+# ... and the other way round: no run as info reads, one started in the folder (a resume, held at its
+# write check) by the time it compares: said nothing either (the lock looked at again then).
+cp -R "$tmp/vback" "$tmp/vstart"
+VITMAE_FAULT_HOLD_INFO_COMPARE="$tmp/vstart.cmp" "$VITMAE" info "$tmp/vstart" > /dev/null 2> "$tmp/vstart.err" & infopid=$!
+for i in $(seq 1 300); do [ -e "$tmp/vstart.cmp.held" ] && break; sleep 0.1; done
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/vstart.go" "$VITMAE" train --resume "$tmp/vstart" --threads 1 > /dev/null 2>&1 & startpid=$!
+for i in $(seq 1 300); do [ -e "$tmp/vstart.go.held" ] && break; sleep 0.1; done
+touch "$tmp/vstart.cmp"; wait $infopid; rc=$?
+touch "$tmp/vstart.go"; wait $startpid; src=$?
+t "no run as info read, one started before it compared: nothing said ($rc $src: $(cat "$tmp/vstart.err"))" \
+  '[ -e "$tmp/vstart.go.held" ] && [ $rc -eq 0 ] && [ $src -eq 0 ] && [ ! -s "$tmp/vstart.err" ]'
 # A train_state the resume refuses (a step past total_steps, a cadence of 0, an empty object) was
 # "AdamW moments present; can resume": it says the resume's reason, --json's resume_refused too; the
 # run's own file still can (resume_refused null). A classifier's: cli_finetune.sh.
