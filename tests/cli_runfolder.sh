@@ -893,6 +893,17 @@ mkdir "$dir/rows5.away" && cp "$dir/rows5/checkpoint-9.safetensors" "$dir/rows5/
 t "later snapshots moved away, checkpoint.safetensors left: the line names it ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -qx "vitmae: train --resume $dir/rows5/checkpoint-6.safetensors: $dir/rows5 holds later checkpoints of this run on another schedule ($dir/rows5/checkpoint.safetensors, step 11 of 11; this resume.s is of 8 steps); going on from step 6 would leave them among its files; continue in a folder of its own with --out DIR (or move them away)" "$dir/err"'
 mv "$dir/rows5.away/"* "$dir/rows5/" && rmdir "$dir/rows5.away"
+# Where every later checkpoint is of one schedule (checkpoint-8, of the 8-step one, gone), theirs is a way
+# on in the folder: the line offers `--steps 11`, which the resume takes, writing them over on that
+# schedule (from step 6 on it, not the run's 8-step stretch: other weights). Not offered above, where
+# checkpoint-8 of the resume's own schedule stays (no one --steps passes the check).
+cp -r "$dir/rows5" "$dir/rows7" && rm "$dir/rows7/checkpoint-8.safetensors"
+"$VITMAE" train --resume "$dir/rows7/checkpoint-6.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/rows7/checkpoint-6.safetensors" --data "$dir/moved" --steps 11 > /dev/null 2>&1; rc2=$?
+t "later checkpoints of one schedule: the line offers their --steps, which goes on to step 11 ($rc $rc2: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: train --resume $dir/rows7/checkpoint-6.safetensors: $dir/rows7 holds later checkpoints of this run on another schedule (3 files, the first $dir/rows7/checkpoint-9.safetensors, step 9 of 11, checkpoint.safetensors among them; this resume.s is of 8 steps); going on from step 6 would leave them among its files; continue in a folder of its own with --out DIR, or give their --steps 11 to write them over on it (or move them away)" "$dir/err" &&
+   [ $rc2 -eq 0 ] && [ "$(tail -n 1 "$dir/rows7/metrics.csv" | cut -d, -f1)" = 11 ]'
+rm -rf "$dir/rows7"
 # Back to the snapshot before the extension given the extension's own --steps 11: the later snapshots are
 # of that schedule and are written again bit for bit, so it goes on (it was refused as "made on its
 # old schedule", untrue).

@@ -722,11 +722,17 @@ const char *run_snapshot_steps(const char *cmd, const char *dir, long snap, cons
     return buf;
 }
 
+// One more checkpoint past the step of total n: later->mixed once two differ (*seen: the first's, -1 none).
+static void later_total(RunLater *later, long n, long *seen) {
+    if (*seen >= 0 && n != *seen) later->mixed = 1;
+    *seen = n;
+}
+
 long run_folder_later_schedule(const char *dir, long step, long total, RunLater *later) {
     DIR *d = opendir(dir);
     if (d == NULL) return -2;
     char path[4400], own[64];
-    long s, n;
+    long s, n, seen = -1;
     memset(later, 0, sizeof *later);
     later->step = -1;
     folder_run_id(dir, own, sizeof own);
@@ -736,7 +742,9 @@ long run_folder_later_schedule(const char *dir, long step, long total, RunLater 
     while ((errno = 0, e = readdir(d))) {
         if (snapshot_step(e->d_name) <= step || snapshot_of_other_run(dir, e->d_name, own)) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (saved_schedule(path, &s, &n) || s <= step || n == total) continue;
+        if (saved_schedule(path, &s, &n) || s <= step) continue;
+        later_total(later, n, &seen);
+        if (n == total) continue;
         later->count++;
         if (later->step < 0 || s < later->step) {
             later->step = s;
@@ -748,7 +756,9 @@ long run_folder_later_schedule(const char *dir, long step, long total, RunLater 
     closedir(d);
     if (failed != 0) { errno = failed; return -2; }
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
-    if (!saved_schedule(path, &s, &n) && s > step && n != total) {
+    int past = !saved_schedule(path, &s, &n) && s > step;
+    if (past) later_total(later, n, &seen);
+    if (past && n != total) {
         later->count++;
         later->latest = 1;
         if (later->step < 0 || s < later->step) {

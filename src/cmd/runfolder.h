@@ -354,6 +354,7 @@ int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, cha
 typedef struct RunLater {
     long step, total;
     int count, latest;
+    int mixed;   // the totals of all the run's checkpoints past step (theirs and any of total) are not one
     char name[256];
 } RunLater;
 // The earliest such checkpoint's step, with *later filled; -1 when none; -2 with errno when dir cannot

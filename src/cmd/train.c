@@ -472,10 +472,15 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                 snprintf(which, sizeof which, "%d files, the first %s/%s, step %ld of %ld%s", lt.count, t->run_dir,
                          lt.name, later, lt.total, lt.latest && strcmp(lt.name, "checkpoint.safetensors")
                                                        ? ", checkpoint.safetensors among them" : "");
+            // All of one schedule (the run extended once since), theirs given is a way on in this folder:
+            // the resume goes on over them on their schedule, no stale file left (docs/interface.md, section 9).
+            char theirs[96] = "";
+            if (!lt.mixed)
+                snprintf(theirs, sizeof theirs, ", or give their --steps %ld to write them over on it", lt.total);
             snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "
                      "(%s; this resume's is of %ld steps); going on from step %ld would leave them among its files; "
-                     "continue in a folder of its own with --out DIR (or move them away)", a->resume, t->run_dir,
-                     which, t->rs.total_steps, t->rs.step);
+                     "continue in a folder of its own with --out DIR%s (or move them away)", a->resume, t->run_dir,
+                     which, t->rs.total_steps, t->rs.step, theirs);
             return CLI_USAGE;
         }
         if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir,
