@@ -70,10 +70,11 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     if (run_data_run_folder(ds, run_at, sizeof run_at, what, sizeof what)) {
         run_len = strlen(run_at) + 1;
         size_t len = run_len + strlen(what) + 200;
-        if ((run = malloc(len)))
+        if ((run = malloc(len))) {
+            memcpy(run, run_at, run_len);
             snprintf(run + run_len, len - run_len, "a vitmae run folder (it holds %s): its sample sheets and curves.png "
                      "are counted as images here; train and finetune refuse it (--ckpt takes a run folder)", what);
-        if (run) memcpy(run, run_at, run_len);
+        }
         n++;
     }
     if (copies < 0 || (copies > 0 && !copies_why) || (run_len && !run)) {
