@@ -103,6 +103,18 @@ typedef struct {
     RunEpochs epochs;  // as train's: a metrics row's epoch, counted over each stretch's images
 } FtState;
 
+// The flag a new run of the same start takes: "--from-scratch", or "--ckpt PATH" (in buf) with the
+// checkpoint the run started from (rs.init, absolute), or "--ckpt CHECKPOINT" with *gone set when that
+// file is gone.
+static const char *new_run_flag(const FtState *r, char *buf, size_t n, int *gone) {
+    struct stat st;
+    *gone = 0;
+    if (!strcmp(r->init, "scratch")) return "--from-scratch";
+    if (stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) { *gone = 1; return "--ckpt CHECKPOINT"; }
+    snprintf(buf, n, "--ckpt %s", r->init);
+    return buf;
+}
+
 // The way on for a flag given with --resume at another value than the run's. A run from scratch has no
 // --ckpt to start again from; a model flag (the sizes, --channels, --pixel-norm) of a run from a --ckpt is
 // the checkpoint's, which a new --ckpt run refuses to change too ("start a new run with --ckpt" led to
@@ -112,12 +124,12 @@ typedef struct {
 static const char *resume_way(const FtState *r, int model, char *way, size_t waylen) {
     if (!strcmp(r->init, "scratch")) return "start a new run with --from-scratch for another";
     if (model) return "the model is the --ckpt checkpoint's: another needs a checkpoint of that model, or --from-scratch";
-    struct stat st;
-    if (stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-        snprintf(way, waylen, "start a new run with --ckpt CHECKPOINT for another (this run started from %s, which "
-                 "is gone)", r->init);
-    else
-        snprintf(way, waylen, "start a new run with --ckpt %s for another", r->init);
+    char ckpt[sizeof r->init + 8];
+    int gone;
+    const char *flag = new_run_flag(r, ckpt, sizeof ckpt, &gone);
+    if (gone) snprintf(way, waylen, "start a new run with %s for another (this run started from %s, which is gone)", flag,
+                       r->init);
+    else snprintf(way, waylen, "start a new run with %s for another", flag);
     return way;
 }
 
@@ -703,8 +715,8 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     // Another run's folder given as the images' (--data RUN where --ckpt RUN was meant): refused before
     // its curves.png trains as a class's image (docs/data.md, "Files").
     int val = ds == &t->vds;
-    if ((src = run_data_refuse_run_folder("finetune", (val ? t->a.val : t->a.data) ? (val ? "--val" : "--data") : "--resume", ds,
-                                          val, err, sizeof err))) {
+    const char *flag = !(val ? t->a.val : t->a.data) ? "--resume" : val ? "--val" : "--data";   // the flag that named it
+    if ((src = run_data_refuse_run_folder("finetune", flag, ds, val, err, sizeof err))) {
         cli_error(NULL, "%s", err);
         return src;
     }
@@ -1031,19 +1043,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // A file broken at --batch 1: a resumed run keeps its --batch, so the way on is a new run (docs/data.md).
     // The checkpoint named, as resume_way names it: "--ckpt" alone sent users to pass the run itself.
     if (resuming) {
-        struct stat st;
-        int from_scratch = !strcmp(r->init, "scratch");
-        int gone = !from_scratch && stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
-        if (from_scratch)
-            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with "
-                     "--from-scratch and a --batch of 2 or more (a resumed run keeps its --batch)");
-        else if (gone)
-            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with --ckpt "
-                     "CHECKPOINT and a --batch of 2 or more (a resumed run keeps its --batch; this run started from "
-                     "%s, which is gone)", r->init);
-        else
-            snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with --ckpt "
-                     "%s and a --batch of 2 or more (a resumed run keeps its --batch)", r->init);
+        char ckpt[sizeof r->init + 8];
+        int gone;
+        const char *flag = new_run_flag(r, ckpt, sizeof ckpt, &gone);
+        snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with %s and a "
+                 "--batch of 2 or more (a resumed run keeps its --batch%s%s%s)", flag, gone ? "; this run started from " : "",
+                 gone ? r->init : "", gone ? ", which is gone" : "");
         t->ds.batch_of_one_way = t->batch_of_one_way;
     }
     if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;

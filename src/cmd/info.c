@@ -340,9 +340,9 @@ static int latest_of_run(const char *path, char *dir, size_t n) {
 // resume takes where the run was extended since (run_snapshot_steps). 1 when it warned.
 static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd, int live) {
     char dir[4400];
-    // A run training in the folder writes its files one after another: a look between two writes is no
-    // gap (its resume from a snapshot writes the rows again as it goes).
-    if (!train_state || !latest_of_run(path, dir, sizeof dir) || live || run_folder_busy(dir)) return 0;
+    // A run training in the folder (live) writes its files one after another: a look between two writes is
+    // no gap (its resume from a snapshot writes the rows again as it goes).
+    if (!train_state || !latest_of_run(path, dir, sizeof dir) || live) return 0;
     char steps[40];
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0)
@@ -366,9 +366,9 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
 // it", which is refused then.
 static void warn_stale_config(const char *path, const char *train_state, int live) {
     char dir[4400], cfg_path[4420];
-    // A run training in it writes config.json just after each checkpoint: read between the two, they
-    // differ by a checkpoint's steps with nothing wrong (cmd/runfolder.h, run_folder_busy).
-    if (!train_state || !latest_of_run(path, dir, sizeof dir) || live || run_folder_busy(dir)) return;
+    // A run training in it (live) writes config.json just after each checkpoint: read between the two,
+    // they differ by a checkpoint's steps with nothing wrong (cmd/runfolder.h, run_folder_busy).
+    if (!train_state || !latest_of_run(path, dir, sizeof dir) || live) return;
     snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)(strlen(path) - strlen("checkpoint.safetensors")), path);
     char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
@@ -441,9 +441,10 @@ int cmd_info(int argc, char **argv) {
     char latest[ST_RUN_LATEST_MAX];
     path = st_checkpoint_arg(path, latest, sizeof latest);
     char err[CLI_ERR_MAX], dir[4400];
-    // A run live as the checkpoint is read, ended by the time the folder is compared with it, left them
-    // apart by its last checkpoint: looked at before the read too (cmd/runfolder.h, run_folder_busy).
-    int live = latest_of_run(path, dir, sizeof dir) && run_folder_busy(dir);
+    // A run in the folder as the checkpoint is read or as the folder is compared with it (one ended or
+    // begun between the two leaves them apart by a checkpoint): looked at both times (cmd/runfolder.h,
+    // run_folder_busy), the warnings said only when neither found one.
+    int ours = latest_of_run(path, dir, sizeof dir), live = ours && run_folder_busy(dir);
     StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { cli_error(NULL, "%s", err); return 1; }
     if (clf_ckpt_is_classifier(f)) {
@@ -451,7 +452,7 @@ int cmd_info(int argc, char **argv) {
         int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
         if (rc) cli_error(NULL, "%s", err);
         else rc = print_classifier(path, &cc, st_meta(f, "crc32"), st_meta(f, "vitmae_version"), json);
-        if (!rc) warn_metrics_gap(path, st_meta(f, "train_state"), "finetune", live);
+        if (!rc) warn_metrics_gap(path, st_meta(f, "train_state"), "finetune", live || (ours && run_folder_busy(dir)));
         clf_ckpt_free(&cc);
         st_close(f);
         return rc ? 1 : 0;
@@ -473,7 +474,8 @@ int cmd_info(int argc, char **argv) {
     int rc;
     if (json) rc = print_json(path, &ck, crc, version, pc);
     else rc = print_text(path, &ck, crc, version, pc);
-    file_test_gate("VITMAE_FAULT_HOLD_INFO_COMPARE");   // tests: a run ends between the read and the compare
+    file_test_gate("VITMAE_FAULT_HOLD_INFO_COMPARE");   // tests: a run ends or begins between the read and the compare
+    live = live || (ours && run_folder_busy(dir));
     if (!warn_metrics_gap(path, ck.train_state, "train", live)) warn_stale_config(path, ck.train_state, live);
     ckpt_free(&ck);
     st_close(f);

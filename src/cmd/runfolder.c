@@ -113,6 +113,15 @@ static cJSON *config_train_item(const char *dir, const char *key, const cJSON **
     return o;
 }
 
+// 1 when dir/config.json reads as vitmae's, 0 when not (none, unreadable, another program's).
+static int config_reads_vitmae(const char *dir) {
+    const cJSON *v;
+    cJSON *o = config_train_item(dir, "step", &v);
+    int ours = config_is_vitmae(o);
+    cJSON_Delete(o);
+    return ours;
+}
+
 // What dir/config.json is: CONFIG_NONE (no such name), CONFIG_OTHER (a file that reads as anything but
 // vitmae's: another program's, or text that is no JSON), or CONFIG_RUN (vitmae's, or one that cannot
 // be read, which may be a run's: taken as its record, never named as the user's).
@@ -303,11 +312,7 @@ static const char *run_folder_kind(const char *dir) {
     if (kind) return kind;
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if ((kind = checkpoint_command(path))) return kind;
-    const cJSON *v;
-    cJSON *o = config_train_item(dir, "step", &v);
-    int train = config_is_vitmae(o);
-    cJSON_Delete(o);
-    if (train) return "train";
+    if (config_reads_vitmae(dir)) return "train";
     folder_run_id(dir, own, sizeof own);
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -2144,11 +2149,7 @@ static int folder_holds_run_record(const char *dir, char *what, size_t n) {
     struct stat st;
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if (lstat(path, &st) == 0) { snprintf(what, n, "checkpoint.safetensors"); return 1; }
-    const cJSON *v;
-    cJSON *o = config_train_item(dir, "step", &v);
-    int train = config_is_vitmae(o);
-    cJSON_Delete(o);
-    if (train) { snprintf(what, n, "config.json"); return 1; }
+    if (config_reads_vitmae(dir)) { snprintf(what, n, "config.json"); return 1; }
     DIR *d = opendir(dir);
     struct dirent *e;
     int found = 0;
