@@ -806,6 +806,23 @@ else
   echo "note: chattr +a is not available on this file system: the append-only check is skipped"
 fi
 rm -rf "$dir/appendonly"
+# An immutable --out folder (chattr +i), or one that holds a new --out, stops even root with "Operation
+# not permitted", which said nothing of why: the line names the attribute and the way off it (io/files.h,
+# file_folder_reason), for the folder itself and for a folder to be made in it.
+mkdir -p "$dir/immutable"
+if chattr +i "$dir/immutable" 2> /dev/null; then
+  "$VITMAE" train $small --steps 2 --threads 1 --out "$dir/immutable" > /dev/null 2> "$dir/err"; rc=$?
+  "$VITMAE" train $small --steps 2 --threads 1 --out "$dir/immutable/new/run" > /dev/null 2> "$dir/err2"; rc2=$?
+  left=$(ls -A "$dir/immutable" | tr "\n" " ")
+  chattr -i "$dir/immutable"
+  t "an immutable --out folder: exit 1, one line naming the attribute, nothing left ($rc $rc2: $(cat "$dir/err" "$dir/err2"); $left)" \
+    '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(cat "$dir/err" "$dir/err2" | wc -l)" -eq 2 ] && [ -z "$left" ] &&
+     grep -qx "vitmae: train --out: $dir/immutable: cannot write in this folder: Operation not permitted (an immutable folder: lsattr -d shows .i.; chattr -i $dir/immutable lifts it)" "$dir/err" &&
+     grep -qx "vitmae: train --out: $dir/immutable/new: Operation not permitted (an immutable folder: lsattr -d shows .i.; chattr -i $dir/immutable lifts it)" "$dir/err2"'
+else
+  echo "note: chattr +i is not available on this file system: the immutable check is skipped"
+fi
+rm -rf "$dir/immutable"
 if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
   echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
 else

@@ -113,9 +113,13 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
             if (made && made->n < OUTPUT_MADE_MAX) made->len[made->n++] = (unsigned short)(p - buf);
         } else if (mk < 0) {
             int saved = errno;
-            char reason[128];
+            char reason[4300], parent[4096];
             int dangling = saved == ENOENT && dangling_link(buf, err, errlen);
-            if (!dangling) snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
+            // The folder it was to be made in: its attribute is what an EPERM names (io/files.h).
+            char *up = strrchr(buf, '/');
+            if (up) snprintf(parent, sizeof parent, "%.*s", up == buf ? 1 : (int)(up - buf), buf);
+            else snprintf(parent, sizeof parent, ".");
+            if (!dangling) snprintf(err, errlen, "%s: %s", buf, file_folder_reason(parent, saved, reason, sizeof reason));
             if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
             errno = saved;
             return dangling ? -2 : -1;
@@ -205,7 +209,7 @@ int output_names_fit(const char *dir, const char *stem, const char *names, char 
 }
 
 int output_check_writable(const char *dir, char *err, size_t errlen) {
-    char probe[4200], reason[128];
+    char probe[4200], reason[4300];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-XXXXXX", dir);
     // A name of its own, kept for the stop signals' cleanup before it exists (io/files.h): Ctrl-C while
     // it is there removes it, and so an --out folder this run made stays empty and goes too. A file
@@ -216,7 +220,8 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
         int saved = errno;
         if (fd >= 0) { close(fd); file_tmp_remove(probe); }
         if (saved != ENOENT || !dangling_link(dir, err, errlen))
-            snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_reason(saved, reason, sizeof reason));
+            snprintf(err, errlen, "%s: cannot write in this folder: %s", dir,
+                     file_folder_reason(dir, saved, reason, sizeof reason));
         return -1;
     }
     errno = 0;

@@ -11,8 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <linux/fs.h>
 #include "io/files.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -749,6 +751,18 @@ const char *file_path_reason(const char *path, int e, char *buf, size_t n) {
         return buf;
     }
     return file_reason(e, buf, n);
+}
+
+const char *file_folder_reason(const char *dir, int e, char *buf, size_t n) {
+    file_reason(e, buf, n);
+    int fd = e == EPERM ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    int flags = 0;
+    if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)) {
+        size_t at = strlen(buf);
+        snprintf(buf + at, n - at, " (an immutable folder: lsattr -d shows 'i'; chattr -i %s lifts it)", dir);
+    }
+    if (fd >= 0) close(fd);
+    return buf;
 }
 
 // path removed when it is a regular file that the group did not publish (file_group_sweep): 0, or errno.
