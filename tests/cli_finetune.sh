@@ -138,7 +138,15 @@ t "finetune: a --batch 1 run stopped by a broken file, resumed: the --batch 1 wo
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1r.err")" -eq 2 ] &&
    head -n 1 "$dir/b1r.err" | grep -q "^vitmae: skipped .*/b1/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
    tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run with --ckpt $pre_abs and a --batch of 2 or more (a resumed run keeps its --batch)$"'
-rm -rf "$dir/b1" "$dir/b1r"
+# The same stop where the broken file is its class's only image: "remove the file" took the class away,
+# and the resume that followed was refused for its classes. The way on is the new run alone, and why.
+mkdir -p "$dir/b1/dots" && mv "$dir/b1/circle/zz.png" "$dir/b1/dots/zz.png"
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/b1" --batch 1 --steps 20 --val-frac 0 --ckpt-every 1 --threads 2 --out "$dir/b1s" > /dev/null 2>&1; rc=$?
+"$VITMAE" finetune --resume "$dir/b1s" --threads 2 > /dev/null 2> "$dir/b1s.err"; rc2=$?
+t "finetune: a --batch 1 stop on its class's only image, resumed: the new run alone, and why ($rc, $rc2: $(tail -n 1 "$dir/b1s.err"))" \
+  '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1s.err")" -eq 2 ] &&
+   tail -n 1 "$dir/b1s.err" | grep -q "^vitmae: .*/b1/dots/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place, and it is the only image of class .dots., so removing it would take the class away (a resumed run keeps its classes): start a new run with --ckpt $pre_abs and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+rm -rf "$dir/b1" "$dir/b1r" "$dir/b1s"
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone).
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 10 --log-every 5 --eval-every 100 --out "$dir/ml" > "$dir/ml.log" 2>&1; rc=$?

@@ -379,10 +379,12 @@ static int held_out(const FineTune *t, const Dataset *ds, int item) {
     return held;
 }
 
-// A training set's file said broken (run_broken_share's callback): its class checked.
+// A training set's file said broken (run_broken_share's callback): its class checked. Not at --batch 1,
+// where no image takes a broken one's place: the step that draws it stops the run, and the stop's line
+// says the class (docs/data.md), where "its images' places go to other classes' images" was untrue.
 static void broken_said(void *ctx, int item) {
     FineTune *t = ctx;
-    if (!held_out(t, &t->ds, item)) check_class(t, t->ds.items[item].cls);
+    if (!held_out(t, &t->ds, item) && t->rs.batch > 1) check_class(t, t->ds.items[item].cls);
 }
 
 // The files found broken past their headers since the last report (lazy scans: docs/data.md), as
@@ -1046,10 +1048,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         char ckpt[sizeof r->init + 8];
         int gone;
         const char *flag = new_run_flag(r, ckpt, sizeof ckpt, &gone);
-        snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "remove the file, or start a new run with %s and a "
-                 "--batch of 2 or more (a resumed run keeps its --batch%s%s%s)", flag, gone ? "; this run started from " : "",
+        // The new run alone where the file is its class's last image (ds.batch_of_one_sole_way).
+        const char *remove = "remove the file, or ";
+        snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "%sstart a new run with %s and a --batch of 2 or more "
+                 "(a resumed run keeps its --batch%s%s%s)", remove, flag, gone ? "; this run started from " : "",
                  gone ? r->init : "", gone ? ", which is gone" : "");
         t->ds.batch_of_one_way = t->batch_of_one_way;
+        t->ds.batch_of_one_sole_way = t->batch_of_one_way + strlen(remove);
     }
     if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;
     t->vds.root_role = RUN_VAL_ROLE;

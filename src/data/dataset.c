@@ -1178,7 +1178,14 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     int item = items[k];
     pthread_mutex_lock(&ds->shared->lock);
     const char *why_k = ds->shared->broken[item] ? ds->shared->broken[item] : "cannot decode";
-    if (n == 1)
+    int cls = ds->items[item].cls, sole = n == 1 && ds->batch_of_one_sole_way && cls >= 0;
+    for (int i = 0; sole && i < ds->n; i++)
+        if (i != item && ds->items[i].cls == cls) sole = 0;
+    if (sole)
+        snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place, and it is the only image of "
+                 "class '%s', so removing it would take the class away (a resumed run keeps its classes): %s",
+                 ds->items[item].path, why_k, ds->class_names[cls], ds->batch_of_one_sole_way);
+    else if (n == 1)
         snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place: %s", ds->items[item].path,
                  why_k, ds->batch_of_one_way ? ds->batch_of_one_way : "remove the file, or train with a --batch of 2 or more");
     else

@@ -105,6 +105,9 @@ typedef struct {
     const char *root_role;    // what messages call the root: NULL "data folder", or the caller's ("validation folder")
     const char *batch_of_one_way;   // the way on when a batch of one image is broken: NULL "remove the file, or
                                     // train with a --batch of 2 or more", or the caller's (a resumed run keeps its --batch)
+    const char *batch_of_one_sole_way;   // NULL, or the way on when that image is the only one of its class
+                                         // (a resumed finetune keeps its classes: "remove the file"
+                                         // would take the class away, and the resume be refused)
     DataItem *items;          // usable images, in scan order
     int n;
     char **class_names;       // sorted
