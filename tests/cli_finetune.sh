@@ -854,6 +854,19 @@ kill -INT $pid; sleep 0.5; touch "$dir/int3.gate"; wait $pid; rc=$?
 t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none}" \
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
 
+# ... and as the stop's checkpoint.safetensors has just been published, before the save returns (the gate
+# VITMAE_FAULT_HOLD_AFTER_PUBLISH, the old snapshots still to be pruned): it said "no checkpoint was
+# saved yet: the steps run are lost", the checkpoint in the folder.
+VITMAE_FAULT_HOLD_AFTER_PUBLISH="$dir/int5.gate" "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int5" > "$dir/int5.log" 2> "$dir/int5.err" &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int5.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait_gate "$dir/int5.gate" $pid
+kill -INT $pid; sleep 0.5; touch "$dir/int5.gate"; wait $pid; rc=$?
+stopped=$(saved_step "$dir/int5/checkpoint.safetensors")
+t "finetune: a second Ctrl-C as the stop's checkpoint is published: said saved, and it is (step ${stopped:-none}; $rc: $(tail -c 200 "$dir/int5.err"))" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int5.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 3 ]'
+rm -rf "$dir/int5"
+
 # 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; probabilities with 6 decimals
 # in the text, 6 significant digits in the JSON.
 # probe's first line names the feature it probes: on a classifier, --pool mean is fc_norm of the mean

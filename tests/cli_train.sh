@@ -474,6 +474,25 @@ i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)
 kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
 t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none} ($(tail -c 200 "$dir/int3.err"))" \
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
+# ... and one as checkpoint.safetensors has just been published, before the save returns (held at
+# VITMAE_FAULT_HOLD_AFTER_PUBLISH: the old snapshots still to be pruned, or, at --keep 0, the file saved
+# at its name): the run's first checkpoint, the stop's, is in the folder, and the line said "no
+# checkpoint was saved yet: the steps run are lost".
+for keep in 2 0; do
+  rm -f "$dir/int5.gate" "$dir/int5.gate.held"
+  VITMAE_FAULT_HOLD_AFTER_PUBLISH="$dir/int5.gate" "$VITMAE" train $small --steps 100000 --eval-every 100000 --keep $keep --log-every 1 --threads 1 --out "$dir/int5" > "$dir/int5.log" 2> "$dir/int5.err" &
+  pid=$!
+  i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int5.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -INT $pid; wait_gate "$dir/int5.gate" $pid
+  kill -INT $pid; sleep 0.5; touch "$dir/int5.gate"
+  i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+  stopped=$(saved_step "$dir/int5/checkpoint.safetensors")
+  t "a second Ctrl-C as the stop's checkpoint is published (--keep $keep): said saved, and it is (step ${stopped:-none}; $rc: $(tail -c 200 "$dir/int5.err"))" \
+    '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int5.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 3 ] &&
+     "$VITMAE" train --resume "$dir/int5" --steps $((stopped + 1)) > /dev/null 2>&1'
+  rm -rf "$dir/int5"
+done
 # A stop asked for while a periodic checkpoint is written (held at VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME
 # in the first, step 4's): that checkpoint is the stop's. The run took one step more and saved again,
 # which under mpirun (SIGKILL a second after its SIGTERM) was killed in the second save.

@@ -523,9 +523,11 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
         int pl = rc == 0 ? publish_latest(snap, t->ckpt_path, t->run_dir, err, errlen) : 0;
         if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         else if (pl > 0) rc = -1;
+        if (pl < 0 && rc == 0) run_mark_published();   // checkpoint.safetensors in place (cmd/runfolder.h)
         if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep, t->rs.step);
     } else {
         rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
+        if (rc == 0) run_mark_published();
     }
     free(state);
     if (rc) run_diverged_note(err, errlen, t->tensors, t->ntensors, p, t->exp_avg, t->exp_avg_sq, t->rs.step, t->ckpt_path);

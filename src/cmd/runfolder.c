@@ -1019,6 +1019,7 @@ int publish_latest(const char *snapshot, const char *latest, const char *dir, ch
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LATEST_RENAME");   // tests: a stop signal while the link is there
     if (rename(tmp, latest) != 0) { file_tmp_remove(tmp); return -1; }
     file_tmp_forget(tmp);
+    run_mark_published();   // the step is saved: a second Ctrl-C from here loses none (cmd/runfolder.h)
     // latest is in place, whole; a folder that cannot be synced is said as for every other file.
     return file_sync_folder_of(latest, err, errlen) ? 1 : 0;
 }
@@ -1233,6 +1234,12 @@ static const char stop_said_after_save[] = "vitmae: SIGINT again: stopped at onc
 volatile sig_atomic_t run_steps_begun = 0;
 volatile sig_atomic_t run_saved = 0;
 volatile sig_atomic_t run_checkpointed = 0;
+volatile sig_atomic_t run_published = 0;
+
+void run_mark_published(void) {
+    run_published = 1;
+    file_test_gate("VITMAE_FAULT_HOLD_AFTER_PUBLISH");   // tests: a second Ctrl-C as the save goes on
+}
 static int stderr_on_terminal = 0;
 // A stop signal taken (the first: its line said, the run stopping), and the first's line written (or
 // none to write). A signal goes to any thread that does not block it, so two Ctrl-Cs at once land on
@@ -1259,7 +1266,7 @@ static void on_stop_signal(int sig) {
     if (!stops_quietly && again && sig == SIGINT) {
         struct timespec ms = {0, 1000000};
         for (int i = 0; i < 100 && !stop_line_said; i++) nanosleep(&ms, NULL);
-        if (run_saved) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
+        if (run_saved || run_published) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
         else if (run_steps_begun && run_checkpointed) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
         else if (run_steps_begun) say_on_stderr(stop_said_at_once_none, sizeof stop_said_at_once_none - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);

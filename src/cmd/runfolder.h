@@ -643,6 +643,14 @@ extern volatile sig_atomic_t run_saved;
 // Set by train and finetune while the run has a checkpoint (resumed from one, or a periodic one saved):
 // a second Ctrl-C says the steps since it are lost, else that none was saved yet.
 extern volatile sig_atomic_t run_checkpointed;
+// Set as the run's checkpoint.safetensors is published at its step (publish_latest's rename, or the
+// file saved at its name) and cleared as the next step begins: a second Ctrl-C in between (the old
+// snapshots still being pruned, the save's return not yet seen) loses no step, and says the checkpoint
+// was saved; it said "no checkpoint was saved yet" with the checkpoint in the folder.
+extern volatile sig_atomic_t run_published;
+// Sets run_published, as train and finetune publish their checkpoint.safetensors (the test gate
+// VITMAE_FAULT_HOLD_AFTER_PUBLISH holds the run there: tests/cli_train.sh).
+void run_mark_published(void);
 void run_catch_stop_signals(void);
 int run_stop_signal(int i);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early

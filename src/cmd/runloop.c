@@ -93,6 +93,7 @@ int run_loop(const RunLoop *L) {
     while (rc == 0 && *L->step < L->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
         run_steps_begun = 1;
+        run_published = 0;   // the step about to run is in no checkpoint (cmd/runfolder.h)
         long step = *L->step;
         L->queue(L->ctx, L->ld, &queued, step, L->prefetch);
         // This process's images; a failure is carried into the exchange below as its groups' failure.

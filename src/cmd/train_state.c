@@ -200,10 +200,12 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
             int pl = publish_latest(snap, ckpt_path, run_dir, err, errlen);
             if (pl < 0) rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
             else if (pl > 0) rc = -1;
+            if (pl < 0 && rc == 0) run_mark_published();   // checkpoint.safetensors in place (cmd/runfolder.h)
             prune_snapshots(run_dir, rs->keep, rs->step);
         }
     } else {
         rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
+        if (rc == 0) run_mark_published();
     }
     free(state);
     return rc;
