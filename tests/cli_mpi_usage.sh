@@ -79,6 +79,13 @@ err_once "attention --mode patch without --query" "vitmae: attention --query: --
 # there is not looked at).
 err_once "data DIR" "vitmae: data: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
   data "$dir/nothing"
+# ... and before an earlier result is refused: `embed` said "e.txt: already exists (use --force to replace
+# it)", and with --force was refused for mpirun; probe's matrices likewise.
+mkdir -p "$dir/po" && : > "$dir/e.txt" && : > "$dir/po/confusion-knn.png"
+err_once "embed over an earlier result" "vitmae: embed: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
+  embed --ckpt "$dir/c" --out "$dir/e.npy" "$dir/x.png"
+err_once "probe over an earlier result" "vitmae: probe: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
+  probe --ckpt "$dir/c" --train "$dir/a" --test "$dir/b" --out "$dir/po"
 
 # A rank that multiplies matrices on another path, or with other k-blocks, than rank 0 (VITMAE_GEMM or
 # VITMAE_GEMM_KC set on one rank only, as a machine of another kind would): rank 0 warns once, naming

@@ -213,9 +213,10 @@ int cmd_embed(int argc, char **argv) {
             goto out;
         }
     // Earlier results, and first a folder in either's place (docs/interface.md, "Earlier results").
+    // Under mpirun the refusal comes first: "use --force to replace it" led to a run refused all the same.
+    if (cli_one_process_refused("embed")) goto out;   // before the probe of --out's folder, a file written
     OutputNames names = {.n = 2, .list = outs};
     if (output_refuse_earlier(&names, force)) goto out;
-    if (cli_one_process_refused("embed")) goto out;   // before the probe of --out's folder, a file written
     // Ctrl-C from here leaves no temporary file, nor the probe of the folder just below (io/files.h).
     file_cleanup_on_stop_signals();
     // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).

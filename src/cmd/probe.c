@@ -294,29 +294,6 @@ int cmd_probe(int argc, char **argv) {
     if (ckpt_path) ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     char *const read_dirs[2] = {(char *)train_dir, (char *)test_dir};
     if (out_dir && output_refuse_inside_inputs("probe", out_dir, 1, read_dirs, 2)) return 2;
-    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"):
-    // the matrices of the probes that run.
-    if (out_dir) {
-        char mats[NPROBES][4200];
-        const char *mat_names[NPROBES];
-        OutputNames names = {.list = mat_names};
-        // Nor may a matrix, written or (confusion-linear.png under --force without --linear) removed, be
-        // the checkpoint it reads: replaced or deleted, also with --force ("Paths that meet").
-        for (int p = 0; p < NPROBES && ckpt_path; p++) {
-            snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
-            if (output_replaces(mats[p], ckpt_path)) {
-                cli_error("probe --out", "%s is the checkpoint --ckpt reads: this run would %s it (also with --force; "
-                          "another --out)", mats[p], p == PROBE_KNN || linear ? "replace" : "remove");
-                return 2;
-            }
-        }
-        for (int p = 0; p < NPROBES; p++)
-            if (p == PROBE_KNN || linear) {
-                snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
-                mat_names[names.n++] = mats[p];
-            }
-        if (output_refuse_earlier(&names, force)) return 2;
-    }
     if (!pixels && (img || channels_s)) {
         cli_error("probe", "--img and --channels set the view of --pixels; the encoder's view comes from --ckpt");
         return 2;
@@ -346,6 +323,29 @@ int cmd_probe(int argc, char **argv) {
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
     char err[CLI_ERR_MAX], what[4400];
     if (cli_one_process_refused("probe")) return 2;
+    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"):
+    // the matrices of the probes that run. After the refusal under mpirun, whose line --force never passes.
+    if (out_dir) {
+        char mats[NPROBES][4200];
+        const char *mat_names[NPROBES];
+        OutputNames names = {.list = mat_names};
+        // Nor may a matrix, written or (confusion-linear.png under --force without --linear) removed, be
+        // the checkpoint it reads: replaced or deleted, also with --force ("Paths that meet").
+        for (int p = 0; p < NPROBES && ckpt_path; p++) {
+            snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
+            if (output_replaces(mats[p], ckpt_path)) {
+                cli_error("probe --out", "%s is the checkpoint --ckpt reads: this run would %s it (also with --force; "
+                          "another --out)", mats[p], p == PROBE_KNN || linear ? "replace" : "remove");
+                return 2;
+            }
+        }
+        for (int p = 0; p < NPROBES; p++)
+            if (p == PROBE_KNN || linear) {
+                snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
+                mat_names[names.n++] = mats[p];
+            }
+        if (output_refuse_earlier(&names, force)) return 2;
+    }
     if (cli_start_threads("probe", threads)) return 1;
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};
