@@ -461,7 +461,14 @@ t "no panel for broken" '[ ! -e "$tmp/r6/broken.recon.png" ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r7" --mask "$tmp/white.png" "$tmp/flat/flat.png" \
   >/dev/null 2>"$tmp/err"; rc=$?
 t "all-removed mask exits 1" '[ $rc -eq 1 ]'
-t "all-removed mask message" 'grep -q "^vitmae: .*white.png: the mask removes all 16 patches" "$tmp/err"'
+t "all-removed mask message" 'grep -q "^vitmae: reconstruct --mask: .*white.png: the mask removes all 16 patches" "$tmp/err"'
+# A --mask that cannot be read is named as the --mask file ("vitmae: m.png: is a directory" read as an
+# INPUT's failure): exit 1, one line.
+for m in "$tmp/flat" "$tmp/no-such-mask.png"; do
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r7" --mask "$m" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+  t "an unreadable --mask $m: exit 1, named as --mask ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: reconstruct --mask: $m: [A-Za-z]" "$tmp/err"'
+done
 t "nothing written for it" '[ ! -e "$tmp/r7/flat.recon.png" ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --mask-ratio 0.95 "$tmp/flat/flat.png" >/dev/null 2>&1; rc=$?
 t "--mask-ratio 0.95 with 16 patches exits 2" '[ $rc -eq 2 ]'

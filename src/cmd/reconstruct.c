@@ -331,13 +331,15 @@ int cmd_reconstruct(int argc, char **argv) {
     if (mask_path) {
         file_removed = malloc((size_t)L);
         if (!file_removed || mask_from_png(mask_path, S, cfg->patch_size, file_removed, err, sizeof err)) {
-            cli_error(mask_path, "%s", file_removed ? err : "out of memory");
+            // Named as the --mask file: "vitmae: m.png: is a directory" read as an INPUT's failure.
+            cli_error("reconstruct --mask", "%s: %s", mask_path, file_removed ? err : "out of memory");
             free(file_removed); ckpt_free(&ck); free(pos); return 1;
         }
         K = 0;
         for (int l = 0; l < L; l++) K += !file_removed[l];
         if (K == 0) {
-            cli_error(mask_path, "the mask removes all %d patches: the encoder needs at least one visible", L);
+            cli_error("reconstruct --mask", "%s: the mask removes all %d patches: the encoder needs at least one visible",
+                      mask_path, L);
             free(file_removed); ckpt_free(&ck); free(pos); return 1;
         }
     } else if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {
