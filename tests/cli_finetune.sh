@@ -728,6 +728,23 @@ cp "$dir/rows/metrics.csv" "$dir/rows2/"
 "$VITMAE" finetune --resume "$dir/rows2/checkpoint-6.safetensors" > /dev/null 2>&1; rc=$?
 t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$dir/rows2/metrics.csv" | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows2/metrics.csv")" ] && [ "$(tail -n 1 "$dir/rows2/metrics.csv" | cut -d, -f1)" = 8 ]'
+# A finished run's last row dropped by a resume from its snapshot at step 3 killed before it got back
+# (at its save at step 6; row 4 written, none due after it but the last): `--resume RUN` said "nothing
+# to train", the row lost for good, as train's (tests/cli_runfolder.sh). Refused naming checkpoint-3,
+# info warns; that snapshot resumed writes row 8 again.
+cp -r "$dir/rows" "$dir/rows3"
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/rows3.go" "$VITMAE" finetune --resume "$dir/rows3/checkpoint-3.safetensors" > /dev/null 2>&1 &
+fp=$!; wait_gate "$dir/rows3.go" $fp; kill -KILL $fp; wait $fp 2>/dev/null
+killed=$(cut -d, -f1 "$dir/rows3/metrics.csv" | tr "\n" " ")
+"$VITMAE" finetune --resume "$dir/rows3" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" info "$dir/rows3" > /dev/null 2>"$dir/err2"; rc2=$?
+"$VITMAE" finetune --resume "$dir/rows3/checkpoint-3.safetensors" > /dev/null 2>&1; r1=$?
+t "a finished run's last row dropped by a killed snapshot resume: --resume RUN refused naming checkpoint-3, info warns, its resume writes row 8 ($killed; $rc $rc2 $r1: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ "$killed" = "step 0 4 " ] && [ $rc -eq 2 ] &&
+   [ "$(cat "$dir/err")" = "vitmae: finetune --resume $dir/rows3: $dir/rows3/metrics.csv ends at step 4, before this checkpoint'"'"'s step 8 (a resume from an earlier snapshot stopped before it got back here); going on from step 8 would lose the rows between for good; resume the snapshot instead, --resume $dir/rows3/checkpoint-3.safetensors, which writes them again" ] &&
+   [ $rc2 -eq 0 ] && grep -qx "vitmae: warning: $dir/rows3/metrics.csv ends at step 4, before this checkpoint.s step 8 (.*); finetune --resume $dir/rows3/checkpoint-3.safetensors writes the rows between again" "$dir/err2" &&
+   [ $r1 -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows3/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" ]'
+rm -rf "$dir/rows3"
 # The run keeps its --max-pixels (which decides the usable images): a plain resume took the default
 # again, trained on the images the run had skipped and warned that the files had changed.
 "$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --classes 3 --seed 9 > /dev/null

@@ -550,6 +550,29 @@ truncate -s 100 "$dir/gap/config.json"
 "$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
 t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; the run has reached its last step, so config.json stays as it is until train --resume .*/gap --steps N extends it$" "$dir/err"'
+# A finished run's last row: a resume from its snapshot at step 8 of 12 drops row 12 and samples/step-12.png
+# as it starts; killed before it got back (here at its save at step 10, no row due between), `--resume
+# RUN` said "nothing to train", exit 0, and info said nothing of them: the row of the checkpoint's own
+# step missing was no gap, and the row and sheet were lost for good. A finished run writes its last row
+# before its checkpoint: refused naming checkpoint-8, info warns the same (not config.json's advice),
+# and that snapshot resumed writes the row and the sheet again.
+"$VITMAE" train $small --data "$dir/moved" --steps 12 --log-every 4 --eval-every 4 --ckpt-every 2 --keep 5 --out "$dir/fin" > /dev/null 2>&1
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/fin.go" "$VITMAE" train --resume "$dir/fin/checkpoint-8.safetensors" > /dev/null 2>&1 &
+fp=$!; wait_gate "$dir/fin.go" $fp; kill -KILL $fp; wait $fp 2>/dev/null
+killed=$(cut -d, -f1 "$dir/fin/metrics.csv" | tr "\n" " ")
+"$VITMAE" train --resume "$dir/fin" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" info "$dir/fin" > /dev/null 2>"$dir/err2"; rc2=$?
+t "a finished run's last row dropped by a killed snapshot resume: --resume RUN refused naming checkpoint-8, info warns ($killed; $rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ "$killed" = "step 0 4 8 " ] && [ ! -e "$dir/fin/samples/step-12.png" ] && [ $rc -eq 2 ] &&
+   [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/fin: $dir/fin/metrics.csv ends at step 8, before this checkpoint'"'"'s step 12 (a resume from an earlier snapshot stopped before it got back here); going on from step 12 would lose the rows between for good; resume the snapshot instead, --resume $dir/fin/checkpoint-8.safetensors, which writes them again" ] &&
+   [ $rc2 -eq 0 ] && grep -qx "vitmae: warning: $dir/fin/metrics.csv ends at step 8, before this checkpoint.s step 12 (.*); train --resume $dir/fin/checkpoint-8.safetensors writes the rows between again" "$dir/err2" &&
+   ! grep -q config.json "$dir/err2"'
+"$VITMAE" train --resume "$dir/fin/checkpoint-8.safetensors" > /dev/null 2>&1; r1=$?
+"$VITMAE" train --resume "$dir/fin" > "$dir/out" 2>"$dir/err"; r2=$?
+t "that snapshot resumed writes row 12 and its sheet again; then --resume RUN has nothing to train ($r1 $r2: $(cut -d, -f1 "$dir/fin/metrics.csv" | tr "\n" " "))" \
+  '[ $r1 -eq 0 ] && [ "$(cut -d, -f1 "$dir/fin/metrics.csv" | tr "\n" " ")" = "step 0 4 8 12 " ] && [ -s "$dir/fin/samples/step-12.png" ] &&
+   [ $r2 -eq 0 ] && [ ! -s "$dir/err" ] && grep -q "nothing to train" "$dir/out"'
+rm -rf "$dir/fin"
 # metrics.csv cut so (a resume from an earlier snapshot killed) in a run extended after that snapshot (its
 # total_steps 8, the later checkpoints' 12): every advice named the snapshot alone, whose resume on its own
 # 8-step schedule is refused (later checkpoints of this run on another schedule), and `--steps 12` was
@@ -912,11 +935,11 @@ cp -r "$dir/rows5" "$dir/rows6"
 t "an earlier snapshot given the later snapshots' own --steps: goes on, the same weights ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/rows5/checkpoint.safetensors" "$dir/rows6/checkpoint.safetensors"'
 
-# A metrics.csv whose last row was cut short (a kill, an edit): the resumed run drops that row rather
-# than gluing its next row onto it. The row of the checkpoint's own step alone missing is no gap a
-# snapshot must fill (run_metrics_gap): the resume goes on.
+# A metrics.csv whose last row was cut short (a resume that extends the run killed as it wrote its row
+# 7, an edit): the resumed run drops that row rather than gluing its next row onto it. (The finished
+# run's own last row cut instead is a gap, above: a snapshot writes it again.)
 cp -r "$dir/seven" "$dir/seven2"
-m="$dir/seven2/metrics.csv"; head -c $(($(wc -c < "$m") - 5)) "$m" > "$dir/cut.csv" && mv "$dir/cut.csv" "$m"
+m="$dir/seven2/metrics.csv"; tail -n 1 "$m" | sed "s/^6,/7,/" | head -c 20 >> "$m"
 "$VITMAE" train --resume "$dir/seven2" --data "$dir/moved" --steps 8 > /dev/null 2>&1; rc=$?
 t "a cut metrics row: the resume exits 0, every row whole" '[ $rc -eq 0 ] && awk -F, "NF != 8 { bad = 1 } END { exit bad }" "$m" && [ "$(tail -n 1 "$m" | cut -d, -f1)" = 8 ]'
 

@@ -830,12 +830,13 @@ int run_folder_holds_which(const char *file, const char *dir) {
     return a[0] && b[0] && !strcmp(a, b) ? RUN_HOLDS_SAME : RUN_HOLDS_OTHER;
 }
 
-// (run_metrics_gap_of, with every the smaller of the run's row cadences)
-static long run_metrics_gap(const char *dir, long step, long every, long *last) {
+// (run_metrics_gap_of, with every the smaller of the run's row cadences; finished: step is the run's
+// last, whose own row missing is a gap too)
+static long run_metrics_gap(const char *dir, long step, long every, int finished, long *last) {
     char path[4400];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     *last = metrics_last_step(path);
-    if (*last < 0 || every < 1 || *last >= step || (*last / every + 1) * every >= step) return -1;
+    if (*last < 0 || every < 1 || *last >= step || (!finished && (*last / every + 1) * every >= step)) return -1;
     DIR *d = opendir(dir);
     if (!d) return -1;
     char own[64];
@@ -853,12 +854,17 @@ static long run_metrics_gap(const char *dir, long step, long every, long *last) 
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last) {
     cJSON *o = train_state ? cJSON_Parse(train_state) : NULL;
     const cJSON *ks = cJSON_GetObjectItemCaseSensitive(o, "step"), *kl = cJSON_GetObjectItemCaseSensitive(o, "log_every"),
-                *ke = cJSON_GetObjectItemCaseSensitive(o, "eval_every");
+                *ke = cJSON_GetObjectItemCaseSensitive(o, "eval_every"), *kt = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
     long snap = -1;
     if (cJSON_IsNumber(ks) && cJSON_IsNumber(kl) && cJSON_IsNumber(ke)) {
         *step = (long)ks->valuedouble;
+        // A finished run's last row is written before its last checkpoint: missing (a resume from an earlier
+        // snapshot stopped before it got back dropped it, or the last step's validation or row failed, said
+        // as the run exited), its plain resume, "nothing to train", never writes it (docs/interface.md,
+        // section 5, "Resumable").
+        int finished = cJSON_IsNumber(kt) && (long)kt->valuedouble == *step;
         snap = run_metrics_gap(dir, *step, (long)(kl->valuedouble < ke->valuedouble ? kl->valuedouble : ke->valuedouble),
-                               last);
+                               finished, last);
     }
     cJSON_Delete(o);
     return snap;

@@ -379,7 +379,7 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 // rows up to it out); -2 when rows are missing and no snapshot can give them back; -1 when no row is
 // missing or the state cannot be read (docs/interface.md, section 9). The row of step itself alone missing is no gap: a run whose
 // output failed at a step saves that step's checkpoint without its row, and a row cut by a kill is
-// dropped.
+// dropped; but at a finished run's last step (total_steps) it is, its plain resume writing no row.
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last);
 // --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
 // with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a
