@@ -453,6 +453,37 @@ def params(p):
     b = open(p, \"rb\").read(); n = struct.unpack(\"<Q\", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
     return {k: d[v[\"data_offsets\"][0]:v[\"data_offsets\"][1]] for k, v in h.items() if k != \"__metadata__\" and not k.startswith(\"optimizer.\")}
 a, b = params(sys.argv[1]), params(sys.argv[2]); sys.exit(0 if a == b and len(a) > 10 else 1)" "$dir/first.safetensors" "$dir/init0/checkpoint.safetensors"'
+# The training targets with --init (docs/data.md, "Run folders"): left out, each is the checkpoint's, as
+# --norm-pix and --pos were and --mask-ratio was not (a checkpoint trained at 0.6 went on at the default
+# 0.75, said only by the start line's "mask 0.75"); --no-norm-pix turns a norm-pix checkpoint's loss off,
+# which train had no way to do.
+# targets CKPT: "mask_ratio norm_pix_loss pos_embed" of CKPT's config.
+targets() { "$VITMAE" info "$1" --json | python3 -c 'import json, sys; c = json.load(sys.stdin)["config"]; print(c["mask_ratio"], str(c["norm_pix_loss"]).lower(), c["pos_embed"])'; }
+"$VITMAE" train --data "$dir/moved" ${base#--data data } --steps 1 --norm-pix --pos fixed --mask-ratio 0.6 --out "$dir/np" > /dev/null 2>&1
+"$VITMAE" train --init "$dir/np" --data "$dir/moved" --steps 1 --batch 8 --threads 2 --out "$dir/np-keep" > "$dir/log" 2>&1; rc=$?
+t "--init, no target flags: the checkpoint's mask ratio, norm-pix and pos ($rc: $(targets "$dir/np-keep/checkpoint.safetensors"); $(grep -o "mask [0-9.]*" "$dir/log"))" \
+  '[ $rc -eq 0 ] && [ "$(targets "$dir/np-keep/checkpoint.safetensors")" = "0.6 true fixed" ] && grep -q ", mask 0.6, " "$dir/log"'
+"$VITMAE" train --init "$dir/np" --data "$dir/moved" --steps 1 --batch 8 --threads 2 --no-norm-pix --out "$dir/np-off" > "$dir/log" 2>&1; rc=$?
+t "--init --no-norm-pix: the norm-pix loss off, the mask ratio still the checkpoint's ($rc: $(tail -n 1 "$dir/log"))" \
+  '[ $rc -eq 0 ] && [ "$(targets "$dir/np-off/checkpoint.safetensors")" = "0.6 false fixed" ]'
+"$VITMAE" train --init "$dir/np" --data "$dir/moved" --steps 1 --batch 8 --threads 2 --mask-ratio 0.5 --pos learned --out "$dir/np-new" > "$dir/log" 2>&1; rc=$?
+t "--init with --mask-ratio and --pos: the values given ($rc: $(tail -n 1 "$dir/log"))" \
+  '[ $rc -eq 0 ] && [ "$(targets "$dir/np-new/checkpoint.safetensors")" = "0.5 true learned" ]'
+"$VITMAE" train --init "$dir/np" --data "$dir/moved" --norm-pix --no-norm-pix --out "$dir/np-both" > /dev/null 2>"$dir/err"; rc=$?
+t "--norm-pix with --no-norm-pix: exit 2, one line, no folder ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --no-norm-pix: give --norm-pix or --no-norm-pix, not both" ] && [ ! -e "$dir/np-both" ]'
+# On --resume, --no-norm-pix is the run's own only where it had no norm-pix loss (as --norm-pix the reverse).
+"$VITMAE" train --resume "$dir/np" --no-norm-pix --steps 2 --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "--resume of a norm-pix run with --no-norm-pix: exit 2, the way on ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --no-norm-pix cannot change when a run resumes (it decides the weights); start a new run from these weights with --init CHECKPOINT" ] && [ "$(saved_step "$dir/np/checkpoint.safetensors")" = 1 ]'
+"$VITMAE" train --resume "$dir/np-off" --no-norm-pix --steps 2 --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "--resume of a run without norm-pix given --no-norm-pix: its own, it goes on ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(saved_step "$dir/np-off/checkpoint.safetensors")" = 2 ]'
+# A checkpoint whose mask_ratio removes no patch (tools/convert_mae.py takes 0): said as the checkpoint's.
+"$VITMAE_TOOLS/mkckpt" ckpt "$dir/r0.st" --img 16 --patch 4 --channels 3 --mask-ratio 0 || fail=1
+"$VITMAE" train --init "$dir/r0.st" --data "$dir/moved" --steps 1 --out "$dir/r0run" > /dev/null 2>"$dir/err"; rc=$?
+t "--init of a checkpoint at mask_ratio 0, no --mask-ratio: exit 2, the checkpoint's ratio named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --init $dir/r0.st: the checkpoint'"'"'s mask_ratio 0 removes no patch of 16 (the loss is over removed patches); give --mask-ratio R" ] && [ ! -e "$dir/r0run" ]'
 
 # Resuming a checkpoint of another run into a run folder would mix the two runs: refused, exit 2, the
 # folder's run untouched; a copy of the folder's own checkpoint still resumes there.

@@ -51,7 +51,7 @@
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
     const char *data, *out, *resume, *init, *val, *preset, *channels, *pos, *augment, *pixel_norm, *interp;
-    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
+    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, no_norm_pix, threads, overwrite;
     int groups, accum;
     const char *parallel;
     float blr;
@@ -108,9 +108,10 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--dec-dim", FLAG_INT, &a->dec_dim, 1, 16384, NULL, "decoder width (preset)", "N", 0},
         {"--dec-depth", FLAG_INT, &a->dec_depth, 0, 256, NULL, "decoder blocks (preset)", "N", 0},
         {"--dec-heads", FLAG_INT, &a->dec_heads, 1, 1024, NULL, "decoder heads (preset)", "N", 0},
-        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed, leaving at least one visible (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
-        {"--norm-pix", FLAG_BOOL, &a->norm_pix, 0, 0, NULL, "loss on per-patch normalised pixels", NULL, 0},
-        {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained or frozen sin-cos (default learned)", NULL, 0},
+        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed, leaving at least one visible (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) "); with --init, the checkpoint's when left out", "R", 0},
+        {"--norm-pix", FLAG_BOOL, &a->norm_pix, 0, 0, NULL, "loss on per-patch normalised pixels; with --init, the checkpoint's when left out", NULL, 0},
+        {"--no-norm-pix", FLAG_BOOL, &a->no_norm_pix, 0, 0, NULL, "loss on the pixels as they are (the default); with --init, turns a norm-pix checkpoint's off", NULL, 0},
+        {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained or frozen sin-cos (default learned); with --init, the checkpoint's when left out", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "pixel mean/std (default: measured on the data)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
         {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter that resizes the random resized crop (default bilinear); MAE's is bicubic", NULL, 0},
@@ -151,6 +152,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         return cli_report("train --val-frac", VAL_PAIR_REFUSAL, CLI_USAGE);
     char why[256];
     if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return cli_report("train --mask-ratio", why, CLI_USAGE);
+    if (a->norm_pix && a->no_norm_pix) return cli_report("train --no-norm-pix", "give --norm-pix or --no-norm-pix, not both", CLI_USAGE);
     if (a->init && a->resume) return cli_report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     if (a->init) a->init = st_checkpoint_arg(a->init, a->init_file, sizeof a->init_file);
@@ -281,6 +283,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     const RunSameFlag same[] = {
         {"--mask-ratio", 0, 1, given->mask_ratio, r->mask_ratio, NULL, NULL},
         {"--norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? "" : NULL},
+        {"--no-norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? NULL : ""},
         {"--pos", 1, 0, 0, 0, a->pos, pos},
         {"--augment", 1, 0, 0, 0, a->augment, r->augment},
         {"--interp", 1, 0, 0, 0, a->interp, r->interp},
@@ -356,8 +359,10 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
     return 0;
 }
 
-// --init: the model of the checkpoint. Shape flags given must agree with it; the loss and position
-// flags (--norm-pix, --pos) may change; the pixel statistics are the checkpoint's. A refusal ends with
+// --init: the model of the checkpoint. Shape flags given must agree with it; the training targets
+// (--mask-ratio, --norm-pix / --no-norm-pix, --pos) may change, and left out are the checkpoint's, as
+// MAE's checkpoint keeps mask_ratio and norm_pix_loss with its model (docs/data.md, "Run folders"): a
+// run trained at 0.6 went on at the default 0.75 unsaid; the pixel statistics are the checkpoint's. A refusal ends with
 // resume's way on for the model (SCRATCH_WAY; docs/interface.md, section 5): "(--init keeps its model)"
 // alone left the user nowhere to go.
 static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flags, int nflags, char *err, size_t errlen) {
@@ -389,10 +394,20 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
         return CLI_USAGE;
     }
     MaeConfig m = *c;
-    m.mask_ratio = t->rs.mask_ratio;
-    if (cli_flag(flags, nflags, "--norm-pix")->seen) m.norm_pix_loss = f->norm_pix_loss;
+    int ratio_given = cli_flag(flags, nflags, "--mask-ratio")->seen;
+    if (ratio_given) m.mask_ratio = t->rs.mask_ratio;
+    else t->rs.mask_ratio = m.mask_ratio;
+    if (cli_flag(flags, nflags, "--norm-pix")->seen || cli_flag(flags, nflags, "--no-norm-pix")->seen)
+        m.norm_pix_loss = f->norm_pix_loss;
     if (cli_flag(flags, nflags, "--pos")->seen) m.pos_learned = f->pos_learned;
-    if (mae_len_keep(&m, m.mask_ratio) < 1) {
+    int keep = mae_len_keep(&m, m.mask_ratio), L = mae_num_patches(&m);
+    if (!ratio_given && (keep < 1 || keep >= L)) {   // a converted checkpoint's (tools/convert_mae.py takes 0)
+        snprintf(err, errlen, "train --init %s: the checkpoint's mask_ratio %g %s patch of %d%s; give --mask-ratio R", a->init,
+                 (double)m.mask_ratio, keep < 1 ? "leaves no visible" : "removes no", L,
+                 keep < 1 ? "" : " (the loss is over removed patches)");
+        return CLI_USAGE;
+    }
+    if (keep < 1) {
         snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, mae_num_patches(&m));
         return CLI_USAGE;
     }
