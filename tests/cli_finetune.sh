@@ -663,6 +663,12 @@ t "a run from scratch resumed given its own --channels auto --pixel-norm dataset
 "$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --pixel-norm none --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a run from scratch resumed given --pixel-norm none: refused naming both ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --resume: --pixel-norm none cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run with --from-scratch for another$" "$dir/err" && [ ! -e "$dir/fs3" ]'
+# --preset tiny (the default) alone on a run started with shape flags over it: "--preset tiny cannot
+# change when a run resumes (it decides the weights)" of a preset the user did not change. Now the size
+# it sets that is not the run's, and the run's flags that go with it (train's the same, cli_runfolder.sh).
+"$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --preset tiny --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a run from scratch resumed given --preset tiny alone: the size named, and the run's flags ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --preset tiny sets --dim 192, which disagrees with this run'"'"'s 32 (a resume keeps the run'"'"'s model): leave --preset out, or give it with the run'"'"'s --dim 32 --depth 2 --heads 2; start a new run with --from-scratch for another" ] && [ ! -e "$dir/fs3" ]'
 "$VITMAE_TOOLS/synth" "$dir/greycls" --count 30 --size 16 --classes 3 --seed 3 --grey > /dev/null
 "$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --data "$dir/greycls" --channels auto --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a run from scratch resumed on grey images given --channels auto: refused naming both ($rc: $(cat "$dir/err"))" \
@@ -780,11 +786,12 @@ rm -rf "$dir/mixed"
 # config.json, and metrics.csv was the only record taken): --out advised --resume, and the resume was
 # refused as holding "curves.png with no record of a run". The run's checkpoints (one run_id) are its
 # record: the resume goes on, metrics.csv started again from the resumed step, the weights the run's.
+# (The run is finished, step 12 of 12: --out says so, with no --resume advice, as of any finished run.)
 cp -r "$dir/t1" "$dir/nomet" && rm "$dir/nomet/metrics.csv"
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --out "$dir/nomet" > /dev/null 2> "$dir/err"; r1=$?
 "$VITMAE" finetune --resume "$dir/nomet/checkpoint-6.safetensors" --threads 1 > /dev/null 2> "$dir/err2"; r2=$?
-t "metrics.csv deleted: --out advises --resume DIR, and the resume goes on, metrics.csv from step 6 on, the run's weights ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
-  '[ $r1 -eq 2 ] && grep -q "^vitmae: finetune --out .*/nomet: the folder already holds a run; pass --resume .*/nomet to continue it," "$dir/err" &&
+t "metrics.csv deleted: --out says the run is finished, and the resume goes on, metrics.csv from step 6 on, the run's weights ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && grep -q "^vitmae: finetune --out .*/nomet: the folder already holds a finished run (it reached its last step, 12, " "$dir/err" &&
    [ $r2 -eq 0 ] && ! grep -q "no record of a run" "$dir/err2" && [ "$(head -n 1 "$dir/nomet/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s" ] &&
    [ "$(sed -n 2p "$dir/nomet/metrics.csv" | cut -d, -f1)" -gt 6 ] && same_weights "$dir/t1/checkpoint.safetensors" "$dir/nomet/checkpoint.safetensors"'
 : > "$dir/nomet/metrics.csv"
@@ -1121,7 +1128,7 @@ rm -rf "$dir/dc"
 err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
 err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
 before=$(ls -l "$dir/run" | md5sum)
-err "existing run folder" 2 "resume" "$VITMAE" finetune --ckpt "$pre" $ft --out "$dir/run"
+err "existing run folder" 2 "already holds a finished run" "$VITMAE" finetune --ckpt "$pre" $ft --out "$dir/run"
 t "the existing run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "resume into another run" 2 "holds another run" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/run"
 t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
@@ -1370,8 +1377,17 @@ mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"
 err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k"
 # A folder that holds a run: train's words (finetune said "finetune --out: DIR already holds a run
 # (continue it with ..., choose another folder, ...)"), and to a resumed run no --overwrite advice.
-err "a folder that holds a run: train's message" 2 "finetune --out .*/run: the folder already holds a run; pass --resume .*/run to continue it, another --out folder, or --overwrite to move the old run aside (to .*/run.old-N)$" \
-  "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/run"
+err "a folder that holds a run: train's message" 2 "finetune --out .*/ftNAN: the folder already holds a run; pass --resume .*/ftNAN to continue it, another --out folder, or --overwrite to move the old run aside (to .*/ftNAN.old-N)$" \
+  "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/ftNAN"
+# ... but a finished run (step 20 of 20) was told the same: its --resume trains nothing, and refuses more
+# --steps (a fine-tuning run keeps them), naming a new run from its checkpoint (an audit's finding). Now
+# the line says it is finished and gives that way on, in another --out folder or with --overwrite.
+"$VITMAE" finetune --resume "$dir/run" --steps 40 > /dev/null 2> "$dir/err.steps"
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 40 --out "$dir/run" > /dev/null 2> "$dir/err"; rc=$?
+way="start a new run with --ckpt $pre_abs for another"
+t "a folder that holds a finished run: no --resume advice, the way on of its --resume --steps 40 ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --out $dir/run: the folder already holds a finished run (it reached its last step, 20, and a fine-tuning run keeps its --steps); $way, in another --out folder or with --overwrite to move the old run aside (to $dir/run.old-N)" ] &&
+   grep -qxF "vitmae: finetune --resume: --steps 40 cannot change when a run resumes (this run'"'"'s is 20); $way" "$dir/err.steps"'
 # ... and says so, not "continue it with --resume" (which then failed on a checkpoint that is not there);
 # --resume of that folder says what to do instead.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" > /dev/null 2> "$dir/err"

@@ -311,6 +311,13 @@ for f in "--dec-dim 64" "--dec-depth 0" "--dec-heads 4"; do
   t "resume given another $f: refused, a new run from scratch the way ($rc: $(cat "$dir/err"))" \
     '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); another is a new run from scratch (no --resume or --init)$" "$dir/err" && [ ! -e "$dir/own3" ]'
 done
+# --preset tiny (the default) alone on a run started with shape flags over it: the user changed nothing,
+# but was told "--preset tiny cannot change when a run resumes (it decides the weights)". Now the size it
+# sets that is not the run's is named, with the run's values that go with it (given, the resume goes on:
+# the run's own weight flags above).
+"$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --preset tiny --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given --preset tiny alone over a run of shape flags: the size named, and the run's flags ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --preset tiny sets --dim 192, which disagrees with this run'"'"'s 32 (a resume keeps the run'"'"'s model): leave --preset out, or give it with the run'"'"'s --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2; another is a new run from scratch (no --resume or --init)" ] && [ ! -e "$dir/own3" ]'
 # --pixel-norm and --channels auto follow the data, so they were refused whatever they said. Now they are
 # compared by value once the images are read: statistics the run did not use (ImageNet's; those of other
 # images, measured) and another channel count (RGB images for a grey run) are refused naming both.

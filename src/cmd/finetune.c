@@ -103,18 +103,6 @@ typedef struct {
     RunEpochs epochs;  // as train's: a metrics row's epoch, counted over each stretch's images
 } FtState;
 
-// The flag a new run of the same start takes: "--from-scratch", or "--ckpt PATH" (in buf) with the
-// checkpoint the run started from (rs.init, absolute), or "--ckpt CHECKPOINT" with *gone set when that
-// file is gone.
-static const char *new_run_flag(const FtState *r, char *buf, size_t n, int *gone) {
-    struct stat st;
-    *gone = 0;
-    if (!strcmp(r->init, "scratch")) return "--from-scratch";
-    if (stat(r->init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) { *gone = 1; return "--ckpt CHECKPOINT"; }
-    snprintf(buf, n, "--ckpt %s", r->init);
-    return buf;
-}
-
 // The way on for a flag given with --resume at another value than the run's. A run from scratch has no
 // --ckpt to start again from; a model flag (the sizes, --channels, --pixel-norm) of a run from a --ckpt is
 // the checkpoint's, which a new --ckpt run refuses to change too ("start a new run with --ckpt" led to
@@ -124,13 +112,7 @@ static const char *new_run_flag(const FtState *r, char *buf, size_t n, int *gone
 static const char *resume_way(const FtState *r, int model, char *way, size_t waylen) {
     if (!strcmp(r->init, "scratch")) return "start a new run with --from-scratch for another";
     if (model) return "the model is the --ckpt checkpoint's: another needs a checkpoint of that model, or --from-scratch";
-    char ckpt[sizeof r->init + 8];
-    int gone;
-    const char *flag = new_run_flag(r, ckpt, sizeof ckpt, &gone);
-    if (gone) snprintf(way, waylen, "start a new run with %s for another (this run started from %s, which is gone)", flag,
-                       r->init);
-    else snprintf(way, waylen, "start a new run with %s for another", flag);
-    return way;
+    return run_new_run_way(r->init, way, waylen);
 }
 
 typedef struct FineTune FineTune;
@@ -1049,7 +1031,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if (resuming) {
         char ckpt[sizeof r->init + 8];
         int gone;
-        const char *flag = new_run_flag(r, ckpt, sizeof ckpt, &gone);
+        const char *flag = run_new_run_flag(r->init, ckpt, sizeof ckpt, &gone);
         // The new run alone where the file is its class's last image (ds.batch_of_one_sole_way).
         const char *remove = "remove the file, or ";
         snprintf(t->batch_of_one_way, sizeof t->batch_of_one_way, "%sstart a new run with %s and a --batch of 2 or more "
@@ -1140,8 +1122,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         MaeConfig p;
         run_model_from_flags(&p, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
                              c->in_chans);
-        int same_preset = p.embed_dim == c->embed_dim && p.depth == c->depth && p.num_heads == c->num_heads &&
-                          p.mlp_ratio == c->mlp_ratio;
         char way_ckpt[sizeof r->init + 96];
         const char *way = resume_way(r, 0, way_ckpt, sizeof way_ckpt), *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
@@ -1223,7 +1203,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 2;
         }
         int scratch = !strcmp(r->init, "scratch");
-        if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
+        if (run_resume_same_encoder("finetune", a->preset, &p, 0, a->img, a->patch, a->channels, a->dim, a->depth,
                                     a->heads, c, flags, nflags, resume_way(r, 1, NULL, 0), way, err, sizeof err) ||
             (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
                                                       resume_way(r, 1, NULL, 0), err, sizeof err)) ||

@@ -418,13 +418,33 @@ static const char *finished_advice(const char *cmd, const char *path, const char
     return buf;
 }
 
+const char *run_new_run_flag(const char *init, char *buf, size_t n, int *gone) {
+    struct stat st;
+    *gone = 0;
+    if (!strcmp(init, "scratch")) return "--from-scratch";
+    if (stat(init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) { *gone = 1; return "--ckpt CHECKPOINT"; }
+    snprintf(buf, n, "--ckpt %s", init);
+    return buf;
+}
+
+const char *run_new_run_way(const char *init, char *way, size_t waylen) {
+    char ckpt[4200];
+    int gone;
+    const char *flag = run_new_run_flag(init, ckpt, sizeof ckpt, &gone);
+    if (gone) snprintf(way, waylen, "start a new run with %s for another (this run started from %s, which is gone)", flag,
+                       init);
+    else snprintf(way, waylen, "start a new run with %s for another", flag);
+    return way;
+}
+
 // What --out's refusal advises to --resume for the run dir holds: dir itself, or the snapshot where
 // --resume DIR would be refused naming it (no checkpoint.safetensors, or rows of metrics.csv missing
 // before it, with the --steps its resume takes: run_snapshot_steps): 1 with that in res; 2 with the
 // snapshot in res when it is the finished run's last step (no checkpoint.safetensors: its resume
-// would do nothing, finished_advice instead); 0 when the folder offers none that resumes there (its
-// latest another run's copy, its snapshots of more than one run): advice to --resume DIR was refused in
-// turn.
+// would do nothing, finished_advice instead); 3 with the checkpoint's path in res when it is a finished
+// fine-tuning run's (finetune --resume trains nothing more, and a fine-tuning run keeps its --steps: a new
+// run is the way on); 0 when the folder offers none that resumes there (its latest another run's copy,
+// its snapshots of more than one run): advice to --resume DIR was refused in turn.
 static int resume_target(const char *cmd, const char *dir, char *res, size_t n) {
     char latest[4400], why[CLI_ERR_MAX], steps[40] = "";
     struct stat st;
@@ -447,12 +467,30 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n) 
                  : resumable_snapshot(cmd, dir, steps, sizeof steps);
         if (f && snap >= 0) run_snapshot_steps(cmd, dir, snap, st_meta(f, "train_state"), steps, sizeof steps);
         if (f) st_close(f);
+        if (snap < 0 && !strcmp(cmd, "finetune") && checkpoint_finished(latest)) {   // train's --steps would extend it
+            snprintf(res, n, "%s", latest);
+            return 3;
+        }
         if (snap < 0) return 1;
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
     if (newest && checkpoint_finished(res)) return 2;   // as --resume DIR says (run_resume_missing)
+    if (!strcmp(cmd, "finetune") && checkpoint_finished(res)) return 3;
     snprintf(res + strlen(res), n - strlen(res), "%s", steps);
     return 1;
+}
+
+// A finished fine-tuning run, whose checkpoint is at path: its last step, returned, and in way the way
+// on that its --resume given another --steps names (run_new_run_way of the init the run records).
+static long finished_run_way(const char *path, char *way, size_t n) {
+    cJSON *o = checkpoint_state(path);
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(o, "total_steps"),
+                *init = cJSON_GetObjectItemCaseSensitive(o, "init");
+    long last = cJSON_IsNumber(total) ? (long)total->valuedouble : 0;
+    if (cJSON_IsString(init)) run_new_run_way(init->valuestring, way, n);
+    else snprintf(way, n, "start a new run for another");
+    cJSON_Delete(o);
+    return last;
 }
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
@@ -490,7 +528,12 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
                      "checkpoint.safetensors; its newest snapshot, %s, is the run's last step: %s; or pass another "
                      "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res,
                      finished_advice(cmd, res, dir, way, sizeof way), dir);
-        else if (target)
+        else if (target == 3) {
+            long last = finished_run_way(res, way, sizeof way);
+            snprintf(err, errlen, "%s --out %s: the folder already holds a finished run (it reached its last step, %ld, "
+                     "and a fine-tuning run keeps its --steps); %s, in another --out folder or with --overwrite to move "
+                     "the old run aside (to %s.old-N)", cmd, dir, last, way, dir);
+        } else if (target)
             snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
                      "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
         else
@@ -2376,13 +2419,45 @@ void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int d
     if (dec_heads) c->dec_num_heads = dec_heads;
 }
 
-int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
-                            const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
-                            int nflags, const char *way, const char *img_way, char *err, size_t errlen) {
+// --preset P given on resume: the first size it sets (given, the model P and the shape flags given build)
+// that is not the run's model's, c, with no flag given for it (one given is its own flag's refusal). A
+// run started with shape flags over P resumed with --preset P alone was refused as if P changed, with
+// "it decides the weights": the line names the size, and the run's shape flags that go with P.
+static int resume_preset(const char *cmd, const char *preset, const MaeConfig *given, int decoder, const MaeConfig *c,
+                         Flag *flags, int nflags, const char *way, char *err, size_t errlen) {
+    if (!cli_flag(flags, nflags, "--preset")->seen) return 0;
+    const struct { const char *flag; int set, run; } size[] = {
+        {"--dim", given->embed_dim, c->embed_dim}, {"--depth", given->depth, c->depth},
+        {"--heads", given->num_heads, c->num_heads}, {"--dec-dim", given->dec_embed_dim, c->dec_embed_dim},
+        {"--dec-depth", given->dec_depth, c->dec_depth}, {"--dec-heads", given->dec_num_heads, c->dec_num_heads},
+    };
+    if (given->mlp_ratio != c->mlp_ratio) {   // no flag sets it
+        snprintf(err, errlen, "%s --resume: --preset %s sets an MLP ratio of %d, which disagrees with this run's %d (a "
+                 "resume keeps the run's model): leave --preset out; %s", cmd, preset, given->mlp_ratio, c->mlp_ratio,
+                 way);
+        return CLI_USAGE;
+    }
+    char runs[256] = "";   // the run's value of each size P gets wrong: "--dim 64 --heads 4"
+    size_t used = 0;
+    int first = -1;
+    for (int i = 0; i < (decoder ? 6 : 3); i++) {
+        if (size[i].set == size[i].run || cli_flag(flags, nflags, size[i].flag)->seen) continue;
+        if (first < 0) first = i;
+        used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%s %d", used ? " " : "", size[i].flag, size[i].run);
+    }
+    if (first < 0) return 0;
+    snprintf(err, errlen, "%s --resume: --preset %s sets %s %d, which disagrees with this run's %d (a resume keeps the "
+             "run's model): leave --preset out, or give it with the run's %s; %s", cmd, preset, size[first].flag,
+             size[first].set, size[first].run, runs, way);
+    return CLI_USAGE;
+}
+
+int run_resume_same_encoder(const char *cmd, const char *preset, const MaeConfig *given, int decoder, int img,
+                            int patch, const char *channels, int dim, int depth, int heads, const MaeConfig *c,
+                            Flag *flags, int nflags, const char *way, const char *img_way, char *err, size_t errlen) {
     // --channels auto follows the data, read later: run_resume_same_auto_channels compares it then.
     const char *chans = c->in_chans == 1 ? "1" : "3";
     const RunSameFlag same[] = {
-        {"--preset", 1, 0, 0, 0, preset, same_preset ? preset : NULL},
         {"--patch", 0, 0, patch, c->patch_size, NULL, NULL},
         {"--channels", 1, 0, 0, 0, channels, strcmp(channels, "auto") ? chans : channels},
         {"--dim", 0, 0, dim, c->embed_dim, NULL, NULL},
@@ -2390,9 +2465,9 @@ int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset
         {"--heads", 0, 0, heads, c->num_heads, NULL, NULL},
     };
     const RunSameFlag size = {"--img", 0, 0, img, c->img_size, NULL, NULL};
-    int rc = run_resume_same_flags(cmd, same, 1, flags, nflags, way, err, errlen);   // --preset first, as before
+    int rc = resume_preset(cmd, preset, given, decoder, c, flags, nflags, way, err, errlen);   // --preset first, as before
     if (!rc) rc = run_resume_same_flags(cmd, &size, 1, flags, nflags, img_way, err, errlen);
-    if (!rc) rc = run_resume_same_flags(cmd, same + 1, (int)(sizeof same / sizeof same[0]) - 1, flags, nflags, way, err, errlen);
+    if (!rc) rc = run_resume_same_flags(cmd, same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
     return rc;
 }
 

@@ -28,8 +28,18 @@ int run_folder_has_run_of(const char *cmd, const char *dir);
 // another run's folder: its own folder or a new one; --overwrite does not go with --resume),
 // RUN_HOLDS_SAME (a resumed run given a folder holding the same run, a copy: resume it there),
 // RUN_HOLDS_MEANWHILE (a run started there by another process since the first check). Returns CLI_USAGE.
+// A finished fine-tuning run (its last step reached) is not offered --resume, which cannot extend it: a
+// new run, as run_new_run_way says, in another --out folder or with --overwrite.
 enum { RUN_HOLDS_RUN, RUN_HOLDS_NO_CHECKPOINT, RUN_HOLDS_OTHER, RUN_HOLDS_MEANWHILE, RUN_HOLDS_SAME };
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen);
+// The flag a new fine-tuning run of the same start takes, from the init its run records: "--from-scratch"
+// (init "scratch"), or "--ckpt PATH" (in buf) with the checkpoint the run started from, or "--ckpt
+// CHECKPOINT" with *gone set when that file is gone.
+const char *run_new_run_flag(const char *init, char *buf, size_t n, int *gone);
+// finetune's way on to a new run of the same start (its --steps, a recipe flag changed, a finished run):
+// "start a new run with FLAG for another" (run_new_run_flag), with "(this run started from INIT, which is
+// gone)" after it when it is. Made in way.
+const char *run_new_run_way(const char *init, char *way, size_t waylen);
 // RUN_HOLDS_SAME when dir holds the run the checkpoint file is of (the same run_id: a copy of its
 // folder), else RUN_HOLDS_OTHER: the refusal of a resume into dir given with --out.
 int run_folder_holds_which(const char *file, const char *dir);
@@ -301,14 +311,18 @@ void run_model_from_flags(MaeConfig *c, const char *preset, int img, int patch, 
 // train's decoder flags over c's sizes: --dec-dim and --dec-heads when given (not 0), --dec-depth when
 // seen (0 is a depth: a decoder of no blocks).
 void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int dec_depth, int dec_heads);
-// The encoder's shape flags, shared by train and finetune: --preset (its text; same_preset: the preset
-// under the shape flags given builds the run's encoder), --img, --patch, --channels 1|3 (its text; auto
-// follows the data: run_resume_same_auto_channels, once they are scanned), --dim, --depth, --heads
-// against the run's config c. As run_resume_same_flags, with img_way the way on for --img (a fine-tuning
-// run may take another size than its checkpoint's, so its way is not the model's).
-int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
-                            const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
-                            int nflags, const char *way, const char *img_way, char *err, size_t errlen);
+// The encoder's shape flags, shared by train and finetune: --preset (its text; given: the model the
+// preset and the shape flags given over it build, run_model_from_flags, with train's decoder flags too:
+// decoder 1 compares its decoder's sizes), --img, --patch, --channels 1|3 (its text; auto follows the
+// data: run_resume_same_auto_channels, once they are scanned), --dim, --depth, --heads against the run's
+// config c. As run_resume_same_flags, with img_way the way on for --img (a fine-tuning run may take
+// another size than its checkpoint's, so its way is not the model's). --preset is the run's when every
+// size it sets under the shape flags given is (docs/interface.md, section 5); else `CMD --resume: --preset
+// P sets --dim 384, which disagrees with this run's 64 (a resume keeps the run's model): leave --preset
+// out, or give it with the run's --dim 64 --depth 2 --heads 4; WAY`, the sizes whose flag is not given.
+int run_resume_same_encoder(const char *cmd, const char *preset, const MaeConfig *given, int decoder, int img,
+                            int patch, const char *channels, int dim, int depth, int heads, const MaeConfig *c,
+                            Flag *flags, int nflags, const char *way, const char *img_way, char *err, size_t errlen);
 // --channels auto given on resume: chans, what auto makes of the images scanned (1 when every one is
 // grey, else 3), against the run's c->in_chans. As run_resume_same_flags: `--channels auto (3 for
 // these images) cannot change ... (this run's is 1)`; 0 for --channels 1|3 (run_resume_same_encoder's).

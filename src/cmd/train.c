@@ -257,9 +257,6 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     MaeConfig f;
     run_model_from_flags(&f, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels, c->in_chans);
     run_decoder_from_flags(&f, a->dec_dim, cli_flag(flags, nflags, "--dec-depth")->seen, a->dec_depth, a->dec_heads);
-    int same_preset = f.embed_dim == c->embed_dim && f.depth == c->depth && f.num_heads == c->num_heads &&
-                      f.dec_embed_dim == c->dec_embed_dim && f.dec_depth == c->dec_depth &&
-                      f.dec_num_heads == c->dec_num_heads && f.mlp_ratio == c->mlp_ratio;
     // --channels auto and --pixel-norm follow the data, read later: compared then (setup_local, setup).
     const char *way = RESUME_WAY;
     const char *pos = c->pos_learned ? "learned" : "fixed";
@@ -269,7 +266,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         {"--dec-depth", 0, 0, a->dec_depth, c->dec_depth, NULL, NULL},
         {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
     };
-    int rc = run_resume_same_encoder("train", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
+    int rc = run_resume_same_encoder("train", a->preset, &f, 1, a->img, a->patch, a->channels, a->dim, a->depth,
                                      a->heads, c, flags, nflags, SCRATCH_WAY, SCRATCH_WAY, err, errlen);
     if (!rc) rc = run_resume_same_flags("train", shape, (int)(sizeof shape / sizeof shape[0]), flags, nflags,
                                         SCRATCH_WAY, err, errlen);
