@@ -90,10 +90,10 @@ run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
 # The files a run would write are looked for (section 1): an earlier --raw run's arrays are not in the
 # way of a run without --raw, as reconstruct's (docs/interface.md, attention's --force), and stay.
-mkdir -p "$tmp/en" && echo earlier > "$tmp/en/attn_input.attn.npy" && echo earlier > "$tmp/en/attn_input.mask.npy"
+mkdir -p "$tmp/en" && echo earlier > "$tmp/en/attn_input.attn.npy" && echo earlier > "$tmp/en/attn_input.attn-mask.npy"
 run --out "$tmp/en" --head 0 "$img"; rc=$?
 t "earlier --raw arrays, a run without --raw: exit 0, they stay ($rc: $(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 0 ] && [ -s "$tmp/en/attn_input.attn.png" ] && [ "$(cat "$tmp/en/attn_input.attn.npy" "$tmp/en/attn_input.mask.npy")" = "earlier
+  '[ $rc -eq 0 ] && [ -s "$tmp/en/attn_input.attn.png" ] && [ "$(cat "$tmp/en/attn_input.attn.npy" "$tmp/en/attn_input.attn-mask.npy")" = "earlier
 earlier" ]'
 # --force over a run of another selection: the image's folder of maps ends up holding the new run's
 # maps only (the earlier run's, of another --layer or --mode, stayed beside them: two runs mixed in
@@ -121,6 +121,34 @@ t "--force, patch maps after cls maps: the patch maps only ($rc: $(LC_ALL=C ls "
 run --out "$tmp/fm" --force --mode rollout --query 0,0 --head 1 "$img"; rc=$?
 t "--force, rollout maps after patch maps: the rollout maps only ($rc: $(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " ")" = "layer02-mean.jpg notes.txt rollout-patch00x00-layer02-head01.png " ]'
+# reconstruct and attention in one --out: each --force replaces and removes its own files only
+# (docs/interface.md, attention's --force). Both wrote DIR/<stem>.mask.npy: attention --force removed
+# reconstruct's mask, reconstruct --force replaced attention's (whose .attn.npy then had 1 + 8 tokens
+# beside a mask of reconstruct's 4 visible) or removed it. attention's is now <stem>.attn-mask.npy.
+ts="$fx/torch_small.safetensors"
+rec() { "$VITMAE" reconstruct --ckpt "$ts" --out "$tmp/both" --threads 1 "$@" "$img" >"$tmp/out" 2>"$tmp/err"; }
+att() { "$VITMAE" attention --ckpt "$ts" --out "$tmp/both" --threads 1 --head mean "$@" "$img" >"$tmp/out" 2>"$tmp/err"; }
+same_as() { for f in "$@"; do cmp -s "$tmp/both.keep/$f" "$tmp/both/$f" || return 1; done; }
+rec --raw; rc=$?; att; rc2=$?
+t "reconstruct --raw then attention into one --out: both exit 0 ($rc $rc2: $(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ $rc2 -eq 0 ]'
+rm -rf "$tmp/both.keep"; cp -r "$tmp/both" "$tmp/both.keep"
+att --mode rollout --force; rc=$?
+t "attention --force beside reconstruct's files: they stay byte for byte ($rc: $(LC_ALL=C ls "$tmp/both" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && same_as attn_input.recon.png attn_input.recon.npy attn_input.mask.npy'
+att --force --raw --mask-ratio 0.5 --seed 3; rc=$?
+t "attention --force --raw, masked: its mask as attn-mask.npy, reconstruct's files kept ($rc: $(LC_ALL=C ls "$tmp/both" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$tmp/both/attn_input.attn-mask.npy" ] && same_as attn_input.recon.png attn_input.recon.npy attn_input.mask.npy'
+rm -rf "$tmp/both.keep"; cp -r "$tmp/both" "$tmp/both.keep"
+rec --raw --force; rc=$?
+t "reconstruct --raw --force beside attention's files: they stay byte for byte ($rc: $(LC_ALL=C ls "$tmp/both" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$tmp/both/attn_input.mask.npy" ] && same_as attn_input.attn.png attn_input.attn.npy attn_input.attn-mask.npy'
+rec --force; rc=$?
+t "reconstruct --force without --raw: its own arrays go, attention's stay ($rc: $(LC_ALL=C ls "$tmp/both" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ ! -e "$tmp/both/attn_input.mask.npy" ] && [ ! -e "$tmp/both/attn_input.recon.npy" ] && same_as attn_input.attn.png attn_input.attn.npy attn_input.attn-mask.npy'
+rec --raw --force; rm -rf "$tmp/both.keep"; cp -r "$tmp/both" "$tmp/both.keep"
+att --force; rc=$?
+t "attention --force without --raw: its own arrays go, reconstruct's stay ($rc: $(LC_ALL=C ls "$tmp/both" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ ! -e "$tmp/both/attn_input.attn-mask.npy" ] && [ ! -e "$tmp/both/attn_input.attn.npy" ] && same_as attn_input.recon.png attn_input.recon.npy attn_input.mask.npy'
 # A folder where a file goes (index.html, a montage): --force cannot replace it; refused before any
 # map is computed, exit 2, one line (each failed after the work, exit 1).
 for f in index.html attn_input.attn.png; do
@@ -331,7 +359,7 @@ check_files "rollout query" --mode rollout --query 0,0 --head 1 -- index.html at
 check_files "raw" --raw --head mean -- index.html attn_input.attn.png attn_input.attn.npy \
   attn_input/layer02-mean.png attn_input/layer02-mean.npy
 check_files "masked raw" --raw --head 0 --mask-ratio 0.5 --seed 1 -- index.html attn_input.attn.png attn_input.attn.npy \
-  attn_input.mask.npy attn_input/layer02-head00.png attn_input/layer02-head00.npy
+  attn_input.attn-mask.npy attn_input/layer02-head00.png attn_input/layer02-head00.npy
 
 # --- masking: T = 1 + K, removed patches grey -----------------------------------------------------
 run --out "$tmp/m" --raw --mask-ratio 0.75 --seed 5 --scale 2 "$img"; rc=$?
@@ -340,15 +368,15 @@ t "masked exits 0" '[ $rc -eq 0 ]'
 t "masked: index.html says the patches seen and the mask's flags" \
   'grep -q "; the encoder saw 4 of the 16 patches (--mask-ratio 0.75, --seed 5: one random mask for every image), the removed ones grey in the maps" "$tmp/m/index.html"'
 t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
-t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
+t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.attn-mask.npy" 8'
 # A removed patch lends no value to its visible neighbours (docs/interface.md, "Masked runs"): it
 # was filled with the map's minimum, so bilinear faded an isolated visible patch toward that minimum
 # at its edges, colours its weight never had. Seed 5 leaves patches (0,0) and (3,2) without visible
 # neighbours, neither the map's minimum.
 run --out "$tmp/mi" --mask-ratio 0.75 --seed 5 --head mean --alpha 1 --normalize map --display 512 --raw "$img"
-t "masked, bilinear: an isolated visible patch is one flat colour ($("$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.mask.npy" 128 2>&1))" \
-  '"$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.mask.npy" 128'
-t "unmasked run has no grey patch" '! "$chk" masked "$tmp/a/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 64 >/dev/null'
+t "masked, bilinear: an isolated visible patch is one flat colour ($("$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.attn-mask.npy" 128 2>&1))" \
+  '"$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.attn-mask.npy" 128'
+t "unmasked run has no grey patch" '! "$chk" masked "$tmp/a/attn_input/layer02-mean.png" "$tmp/m/attn_input.attn-mask.npy" 64 >/dev/null'
 # The PNG text chunks as a reader takes them: mask_ratio a number (a map's held "0.75 seed 5", which
 # float() refuses), the seed its own chunk, in the maps and the montage alike.
 png_text() { python3 -c '
@@ -538,6 +566,11 @@ t "stems . and ..: image and image-1" '[ -f "$tmp/up/sub/image.attn.png" ] && [ 
 t "clashing stems: exit 0 (got $rc: $(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ]'
 t "clashing stems: a folder and a montage apart" '[ -d "$tmp/clash/x.attn.png" ] && [ -f "$tmp/clash/x-1.attn.png" ] && [ -d "$tmp/clash/x-1" ]'
 t "clashing stems: the index is a file" '[ -f "$tmp/clash/index.html" ] && [ -f "$tmp/clash/index.html-1.attn.png" ]'
+# ... and x.attn-mask.npy.png's folder of maps and a masked --raw run's mask of x.png (x.attn-mask.npy)
+cp "$img" "$tmp/odd/x.attn-mask.npy.png"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/clash2" --raw --mask-ratio 0.5 --head mean "$tmp/odd/x.attn-mask.npy.png" "$tmp/odd/x.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "clashing stems, masked --raw: a folder and a mask apart ($rc: $(LC_ALL=C ls "$tmp/clash2" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -d "$tmp/clash2/x.attn-mask.npy" ] && [ -f "$tmp/clash2/x-1.attn-mask.npy" ] && [ -d "$tmp/clash2/x-1" ]'
 
 # An --out so long that the maps' names would pass the 4096-byte path limit: the image is refused in one
 # line, and no map is written under a name cut short. The folder is 4040 bytes whatever TMPDIR is: its
@@ -669,7 +702,7 @@ usage "vitmae: attention --alpha: 1.0000001 is out of range [0, 1]" --alpha 1.00
 usage "vitmae: attention --upsample: 'cubic' is not one of bilinear|nearest" --upsample cubic
 usage "is masked out by --mask-ratio 0.75 --seed 5" --mode patch --query $(
   # a removed patch of the seed-5 mask above
-  od -An -tu1 -j128 "$tmp/m/attn_input.mask.npy" | tr -s ' ' '\n' | grep -n '^1$' | head -n 1 |
+  od -An -tu1 -j128 "$tmp/m/attn_input.attn-mask.npy" | tr -s ' ' '\n' | grep -n '^1$' | head -n 1 |
   awk -F: '{ i = $1 - 1; printf "%d,%d", i % 4, int(i / 4) }') --mask-ratio 0.75 --seed 5
 t "no output for usage errors" '[ ! -e "$tmp/u" ]'
 "$VITMAE" attention --help >"$tmp/out"; rc=$?

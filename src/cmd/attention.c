@@ -7,6 +7,7 @@
 //   DIR/<stem>/<map>.png         one overlay per map over the photo at --display size (tEXt: mode,
 //                                layer, head, min, max, colour_scale, ...; weights = ema with --ema)
 //   DIR/<stem>.attn.npy          --raw: float32 [depth, heads, T, T], every layer's softmax attention
+//   DIR/<stem>.attn-mask.npy     --raw, masked: uint8 [gh, gw], 1 = removed (not reconstruct's .mask.npy)
 //   DIR/<stem>/<map>.npy         --raw: float32 [gh, gw], the map's raw values (NaN = masked patch)
 //   DIR/index.html               links to everything written by this run, with each map's range, and
 //                                names the inputs it drew nothing of, with why
@@ -784,8 +785,10 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         int rc = npy_write_to(tmp, path, arr.raw, "<f4", 4, shape, err, errlen);
         if (rc || file_group_add(&files, tmp, path)) { if (!rc) snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         if (p->K < L) {
+            // Not reconstruct's DIR/<stem>.mask.npy: each command's --force replaces and removes its own
+            // files only, so the two in one --out never take each other's (docs/interface.md, attention).
             int64_t mshape[2] = {g, g};
-            snprintf(path, sizeof path, "%s/%s.mask.npy", job->out_dir, w->stem);
+            snprintf(path, sizeof path, "%s/%s.attn-mask.npy", job->out_dir, w->stem);
             file_tmp_name(path, tmp, sizeof tmp);
             if (npy_write_to(tmp, path, p->removed, "|u1", 2, mshape, err, errlen)) { nmaps = -1; goto done; }
             if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
@@ -793,7 +796,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     }
     // With --force the image's files are this run's only: an earlier run's maps of another selection
     // in its folder, and its arrays where this run writes none, go as the group is published.
-    static const char *const arrays[] = {".attn.npy", ".mask.npy"};
+    static const char *const arrays[] = {".attn.npy", ".attn-mask.npy"};
     if (nmaps >= 0 && file_group_sweep(&files, dir, is_map_file)) { snprintf(err, errlen, "out of memory"); nmaps = -1; }
     for (int a = 0; a < 2 && nmaps >= 0; a++) {
         snprintf(path, sizeof path, "%s/%s%s", job->out_dir, w->stem, arrays[a]);
@@ -1052,7 +1055,7 @@ static const char *SYNOPSIS =
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
-static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
+static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".attn-mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
 
 // The names a run writes (cmd/output.h, OutputNames): DIR/index.html, then each image's files,

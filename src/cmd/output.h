@@ -142,8 +142,8 @@ int output_check_writable(const char *dir, char *err, size_t errlen);
 
 // The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
 // one. A stem is cut to its first STEM_MAX bytes (at a character boundary), so that each output name
-// ("<stem>-<k>.recon.png") and its temporary name (io/files.h, FILE_TMP_EXTRA: ".tmp.<pid>.<n>", at
-// most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 10 + 23 = 239.
+// (the longest "<stem>-<k>.attn-mask.npy") and its temporary name (io/files.h, FILE_TMP_EXTRA:
+// ".tmp.<pid>.<n>", at most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 14 + 23 = 243.
 // The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
 // later one with a taken stem gets "<stem>-<k>" for the first free k counting from first_suffix
 // (reconstruct and attention count from 1: x, x-1, x-2, docs/interface.md "Stems"; pinned by
