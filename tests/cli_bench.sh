@@ -223,6 +223,8 @@ err=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmu
 t "bench --mask-ratio 0: exit 2, as train ($rc: $err)" '[ $rc -eq 2 ] && echo "$err" | grep -q "^vitmae: bench --mask-ratio: 0 removes no patch of 4 "'
 err=$("$VITMAE" bench --img 30 --patch 4 2>&1 >/dev/null); rc=$?
 t "bench with img not divisible by patch exits 2, naming the flags ($err)" '[ $rc -eq 2 ] && [ "$err" = "vitmae: bench: --img 30 is not a multiple of --patch 4" ]'
+err=$("$VITMAE" bench --img 16 --patch 32 --threads 1 2>&1 >/dev/null); rc=$?
+t "bench --patch past --img: exit 2, bench --patch: out of range, as every range error ($err)" '[ $rc -eq 2 ] && [ "$err" = "vitmae: bench --patch: 32 is out of range [1, 16]" ]'
 err=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --accum 8 2>&1 >/dev/null); rc=$?
 t "bench --accum 8 of 4 groups: exit 2, names --accum, no process count ($err)" '[ $rc -eq 2 ] && echo "$err" | grep -q "^vitmae: bench --accum: 8 micro-batches cannot share the 4 gradient groups of a step evenly" && ! echo "$err" | grep -q process'
 "$VITMAE" bench --frobnicate 2>/dev/null; rc=$?

@@ -1052,6 +1052,13 @@ t "--out below a file: nothing trained, nothing on stdout" '[ ! -s "$dir/out" ]'
 err "--out below a file with a new --store folder" 1 "finetune --out: $dir/afile/run: Not a directory$" "$VITMAE" finetune --ckpt "$pre" $ft --steps 5 --store "$dir/fst/s2" --out "$dir/afile/run"
 t "--out below a file with a new --store folder: no store folder left ($(find "$dir/fst" 2>&1 | tr "\n" " "))" '[ ! -e "$dir/fst" ]'
 err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/flat" --out "$dir/e1"
+# ... named by its flag, as the one-class line and probe's --train are (it was "vitmae: DIR: no class
+# folders: ...", no flag): --data's, and --val's with a sound --data.
+t "no class folders: the line names --data ($(cat "$dir/err"))" \
+  'grep -qx "vitmae: finetune --data: $dir/flat has no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)" "$dir/err"'
+err "no class folders in --val" 2 "class" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/flat" --steps 2 --out "$dir/e1"
+t "no class folders in --val: the line names --val, nothing made ($(cat "$dir/err"))" \
+  'grep -qx "vitmae: finetune --val: $dir/flat has no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)" "$dir/err" && [ ! -e "$dir/e1" ]'
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
 t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --data: $dir/one has one class only ('"'"'only'"'"'): a classifier needs at least 2 class folders$" "$dir/err"'
@@ -1141,6 +1148,8 @@ mkdir -p "$dir/skip/circle" "$dir/skip/square"
 cp "$dir/data/circle/00000.png" "$dir/skip/circle/"; cp "$dir/data/square/00001.png" "$dir/skip/square/"
 printf 'not an image' > "$dir/skip/circle/junk.png"
 err "skipped file, then --img not a multiple of --patch" 2 "finetune: --img 7 is not a multiple of --patch 4" "$VITMAE" finetune --from-scratch --img 7 --data "$dir/skip" --out "$dir/e1"
+# A size out of a range that another flag sets: the flag beside the command, as every range error.
+err "--from-scratch --patch past --img" 2 "finetune --patch: 32 is out of range \\[1, 16\\]$" "$VITMAE" finetune --from-scratch --img 16 --patch 32 --data "$dir/skip" --out "$dir/e1"
 err "skipped file, then groups that do not divide the batch" 2 "finetune --groups: 2 gradient groups" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 3 --groups 2 --out "$dir/e1"
 # ... and so is a run folder that cannot be made (exit 1): the skipped lines wait until it is made.
 printf 'a file' > "$dir/plain"

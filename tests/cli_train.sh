@@ -227,6 +227,20 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
   taskset -c 0 "$VITMAE" data --threads 2 "$dir/data" > /dev/null 2> "$dir/over-data.err"; rc=$?
   t "data --threads 2 on 1 CPU: the warning ($rc: $(cat "$dir/over-data.err"))" \
     '[ $rc -eq 0 ] && grep -qx "vitmae: warning: --threads 2 is more than the 1 CPU this process may use: slower, the same results" "$dir/over-data.err"'
+  # ... and so is a count from OMP_NUM_THREADS, naming it (data, eval and probe said nothing of it, where
+  # --threads 2 warned and train's header said it); --threads given over it: the flag's count alone.
+  for c in "data $dir/data" "eval --ckpt $ck --data $dir/data" "probe --ckpt $ck --train $dir/data --test $dir/data" \
+           "embed --ckpt $ck --out $dir/over.npy $img"; do
+    set -- $c; cmd=$1
+    rm -f "$dir/over.npy" "$dir/over.txt"
+    taskset -c 0 env OMP_NUM_THREADS=2 "$VITMAE" $c > /dev/null 2> "$dir/over-env-$cmd.err"; rc=$?
+    t "$cmd with OMP_NUM_THREADS=2 on 1 CPU: a warning naming the variable, exit 0 ($rc: $(cat "$dir/over-env-$cmd.err"))" \
+      '[ $rc -eq 0 ] && grep -qx "vitmae: warning: OMP_NUM_THREADS=2 asks for 2 threads, more than the 1 CPU this process may use: slower, the same results (--threads T overrides it)" "$dir/over-env-$cmd.err" &&
+       [ "$(grep -c "threads" "$dir/over-env-$cmd.err")" -eq 1 ]'
+  done
+  taskset -c 0 env OMP_NUM_THREADS=2 "$VITMAE" data --threads 1 "$dir/data" > /dev/null 2> "$dir/over-data.err"; rc=$?
+  t "data with OMP_NUM_THREADS=2 and --threads 1 on 1 CPU: no warning ($rc: $(cat "$dir/over-data.err"))" \
+    '[ $rc -eq 0 ] && ! grep -q "threads" "$dir/over-data.err"'
 else
   echo "note: the header's words for more threads than CPUs not checked (no taskset)"
 fi
@@ -660,6 +674,13 @@ t "dim not divisible by 4" '[ $(usage --dim 30 --heads 2) -eq 2 ] && grep -q "si
 # "each of the 1 processes".
 t "model error names --dim and --heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q "^vitmae: train: --dim 36 is not divisible by --heads 5$" "$dir/u.err"'
 t "model error names --img and --patch" '[ $(usage --img 18) -eq 2 ] && grep -q "^vitmae: train: --img 18 is not a multiple of --patch 4$" "$dir/u.err"'
+# A size out of a range that another flag sets reads as every range error, the flag beside the command
+# (it was "vitmae: train: --patch 32 is out of range [1, 16]").
+for f in "--patch 32 16" "--heads 64 32" "--dec-heads 64 32"; do
+  flag=${f%% *}; v=${f#* }; v=${v% *}; hi=${f##* }; rc=$(usage $flag $v)
+  t "$flag $v past its bound $hi: exit 2, train $flag: out of range ($rc: $(cat "$dir/u.err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/u.err")" = "vitmae: train $flag: $v is out of range [1, $hi]" ]'
+done
 t "--groups error names --groups" '[ $(usage --groups 3) -eq 2 ] && grep -q "^vitmae: train --groups: 3 gradient groups: must be a power of two that divides the batch (16)$" "$dir/u.err"'
 t "--accum error in one process: no process count" '[ $(usage --accum 8 --groups 4) -eq 2 ] && grep -q "^vitmae: train --accum: 8 micro-batches cannot share the 4 gradient groups of a step evenly" "$dir/u.err" && ! grep -q process "$dir/u.err"'
 t "a model too big for memory names the bytes" '[ $(usage --preset base --img 1024 --patch 4 --batch 4096) -eq 2 ] && grep -q "bytes" "$dir/u.err"'

@@ -19,10 +19,13 @@ help_flags() {
     { print }
     END { if (held != "") print held }'
 }
-# drop_threads_warning FILE: the line a command without a start-up header says of a --threads above the
-# CPUs it may use (cmd/cli.h, cli_start_threads) removed from FILE, for checks of what else it said
-# that run --threads 3 on a machine of 2 CPUs or of more.
-drop_threads_warning() { sed -i '/^vitmae: warning: --threads [0-9]* is more than the [0-9]* CPUs* this process may use: slower, the same results$/d' "$1"; }
+# drop_threads_warning FILE: the line a command without a start-up header says of a --threads (or an
+# OMP_NUM_THREADS) above the CPUs it may use (cmd/cli.h, cli_start_threads) removed from FILE, for checks
+# of what else it said that run --threads 3 on a machine of 2 CPUs or of more.
+drop_threads_warning() {
+  sed -i -e '/^vitmae: warning: --threads [0-9]* is more than the [0-9]* CPUs* this process may use: slower, the same results$/d' \
+    -e '/^vitmae: warning: OMP_NUM_THREADS=.* asks for [0-9]* threads, more than the [0-9]* CPUs* this process may use: slower, the same results (--threads T overrides it)$/d' "$1"
+}
 # scratch VAR: a new temporary folder in $VAR, removed when the test exits (also on HUP/INT/TERM).
 scratch() {
   _scratch=$(mktemp -d) || exit 1

@@ -315,7 +315,8 @@ int cmd_bench(int argc, char **argv) {
     MaeConfig cfg;
     mae_config_preset(&cfg, preset);
     cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
-    if (mae_config_check_flags(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
+    const char *flag;
+    if (mae_config_check_flags(&cfg, &flag, err, sizeof err)) return cli_model_flags_refused("bench", flag, err);
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
     if (L == 1) {   // no --mask-ratio both keeps and removes the patch of one: train refuses the model as such
         cli_error("bench --patch", "%d makes one patch of the %dx%d image; a step needs at least 2 (patches seen "

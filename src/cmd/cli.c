@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,13 @@ void cli_error(const char *what, const char *fmt, ...) {
 int cli_report(const char *what, const char *why, int code) {
     cli_error(what, "%s", why);
     return code;
+}
+
+int cli_model_flags_refused(const char *cmd, const char *flag, const char *why) {
+    char what[64];
+    snprintf(what, sizeof what, "%s%s%s", cmd, flag ? " " : "", flag ? flag : "");
+    cli_error(what, "%s", why);
+    return 2;
 }
 
 int cli_mask_ratio_refused(const char *cmd, int given, const char *ckpt_path, const char *why) {
@@ -777,9 +785,15 @@ void cli_view_text(char *buf, size_t n, const char *prefix, ViewSpec v, int size
 int cli_start_threads(const char *cmd, int threads) {
     char err[512];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error(cmd, "%s", err); return 1; }
-    int cpus = cpu_usable_cpus();
+    int cpus = cpu_usable_cpus(), n = omp_get_max_threads();
     if (threads > cpus)   // a typo (--threads 4096 on 2 cores: 40 times the time), as train's header says it
         cli_message("warning: --threads %d is more than the %d CPU%s this process may use: slower, the same results",
                     threads, cpus, cpus == 1 ? "" : "s");
+    // ... and a count from the environment, which the user may not know is set (docs/interface.md, "Threads"):
+    // without --threads only a value of OMP_NUM_THREADS that libgomp takes gives more than the CPUs.
+    else if (threads <= 0 && n > cpus && cpu_omp_threads_taken(getenv("OMP_NUM_THREADS")))
+        cli_message("warning: OMP_NUM_THREADS=%.24s asks for %d threads, more than the %d CPU%s this process may use: "
+                    "slower, the same results (--threads T overrides it)", getenv("OMP_NUM_THREADS"), n, cpus,
+                    cpus == 1 ? "" : "s");
     return 0;
 }

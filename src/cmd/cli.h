@@ -108,7 +108,8 @@ int cli_one_process_refused(const char *command);
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // The OpenMP threads of a command that has no start-up header (kernels/cpu.h, cpu_start_threads;
 // threads 0: the default): 0, or 1 after "vitmae: CMD: cannot start T threads: ...". A --threads above
-// the CPUs the process may use is said in a warning line (train and finetune say it in their header).
+// the CPUs the process may use is said in a warning line, and so is such a count from OMP_NUM_THREADS,
+// naming it (train and finetune say it in their header).
 int cli_start_threads(const char *cmd, int threads);
 // Lines a command holds back until it is sure to go ahead (docs/interface.md, section 5, "Checked
 // first": a refused run prints its one line only), such as the files a folder's scan skipped:
@@ -249,6 +250,9 @@ int cli_report(const char *what, const char *why, int code);
 // none that leaves no patch), so the file is at fault, not a flag the user did not give (exit 1).
 // Prints the line; returns the exit code (reconstruct, eval).
 int cli_mask_ratio_refused(const char *cmd, int given, const char *ckpt_path, const char *why);
+// A model of the command's flags that mae_config_check_flags (core/config.h) refused: `vitmae: <cmd>
+// --patch: why` when flag names the size out of range, else `vitmae: <cmd>: why`. Returns 2 (usage).
+int cli_model_flags_refused(const char *cmd, const char *flag, const char *why);
 // Setup under mpirun, in phases (docs/distributed.md): while cli_defer(1) is in force (it does
 // nothing without mpirun), cli_error keeps a rank's first message instead of printing it, and
 // cli_agree(rc) ends the phase: every rank learns the largest rc, rank 0 prints its kept message,

@@ -711,9 +711,11 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
         cli_error(dir, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
         return 1;
     }
-    if (ds->nclasses == 0) {
+    if (ds->nclasses == 0) {   // the flag's mistake (exit 2): named as probe names its --train and --test
         report_skipped(dir, ds, 0);
-        cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
+        char what[32];
+        snprintf(what, sizeof what, "finetune %s", flag);
+        cli_error(what, "%s has no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
     }
     int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
@@ -861,7 +863,8 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         if (cli_flag(flags, nflags, "--img")->seen && a->img != e->img_size) {
             t->pos_grid_from = e->img_size / e->patch_size;
             e->img_size = a->img;
-            if (mae_config_check_flags(e, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
+            const char *flag;
+            if (mae_config_check_flags(e, &flag, err, sizeof err)) return cli_model_flags_refused("finetune", flag, err);
         }
         // The position table starts as the checkpoint's and trains, as in MAE's main_finetune (its
         // models_vit learns pos_embed whatever pretraining did); --pos fixed keeps it frozen
@@ -875,7 +878,8 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         snprintf(t->rs.init, sizeof t->rs.init, "scratch");
         snprintf(t->init_shown, sizeof t->init_shown, "scratch");
         (void)flags; (void)nflags;
-        if (mae_config_check_flags(e, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
+        const char *flag;
+        if (mae_config_check_flags(e, &flag, err, sizeof err)) return cli_model_flags_refused("finetune", flag, err);
     }
     t->cfg.num_classes = 2;   // checked for real once the classes are known
     if (clf_config_check(&t->cfg, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }

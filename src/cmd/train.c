@@ -203,7 +203,11 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     c->norm_pix_loss = a->norm_pix;
     if (a->init) return 0;   // the checkpoint's model: init_config checks the flags against it
     char why[256];
-    if (mae_config_check_flags(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
+    const char *flag;
+    if (mae_config_check_flags(c, &flag, why, sizeof why)) {   // `train --patch: ...` for a size out of its range
+        snprintf(err, errlen, "train%s%s: %s", flag ? " " : "", flag ? flag : "", why);
+        return CLI_USAGE;
+    }
     if (mae_num_patches(c) == 1) {   // no --mask-ratio both keeps and removes a patch of one
         snprintf(err, errlen, "train --patch: %d makes one patch of the %dx%d image; pretraining needs at least 2 "
                  "(patches seen and patches to predict): a smaller --patch or a larger --img", c->patch_size, c->img_size, c->img_size);

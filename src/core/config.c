@@ -40,28 +40,35 @@ static const SizeNames CONFIG_NAMES = {"img_size", "patch_size", "in_chans", "em
 static const SizeNames FLAG_NAMES = {"--img", "--patch", "--channels", "--dim", "--dec-dim", "--depth", "--dec-depth",
                                      "--heads", "--dec-heads", "--mask-ratio"};
 
-static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t n) {
+// flag (mae_config_check_flags): a size out of its range is said as every flag's range error is,
+// `train --patch: 32 is out of range [1, 16]` (docs/interface.md, section 1), so err leaves the flag to
+// *flag; a reason that names two flags (`--img 16 is not a multiple of --patch 5`) sets it NULL.
+static int check_named(const MaeConfig *c, const SizeNames *w, const char **flag, char *err, size_t n) {
 #define BAD(...) do { snprintf(err, n, __VA_ARGS__); return -1; } while (0)
-    if (c->img_size < 1 || c->img_size > MAE_IMG_MAX) BAD("%s %d is out of range [1, %d]", w->img, c->img_size, MAE_IMG_MAX);
-    if (c->patch_size < 1 || c->patch_size > c->img_size) BAD("%s %d is out of range [1, %d]", w->patch, c->patch_size, c->img_size);
+#define RANGE(name, fmt, ...) do { \
+        if (flag) { *flag = name; snprintf(err, n, fmt, __VA_ARGS__); } else snprintf(err, n, "%s " fmt, name, __VA_ARGS__); \
+        return -1; } while (0)
+    if (flag) *flag = NULL;
+    if (c->img_size < 1 || c->img_size > MAE_IMG_MAX) RANGE(w->img, "%d is out of range [1, %d]", c->img_size, MAE_IMG_MAX);
+    if (c->patch_size < 1 || c->patch_size > c->img_size) RANGE(w->patch, "%d is out of range [1, %d]", c->patch_size, c->img_size);
     if (c->img_size % c->patch_size) BAD("%s %d is not a multiple of %s %d", w->img, c->img_size, w->patch, c->patch_size);
     if (c->in_chans != 1 && c->in_chans != 3) BAD("%s %d must be 1 or 3", w->chans, c->in_chans);
-    if (c->embed_dim < 1 || c->embed_dim > 16384) BAD("%s %d is out of range [1, 16384]", w->dim, c->embed_dim);
-    if (c->dec_embed_dim < 1 || c->dec_embed_dim > 16384) BAD("%s %d is out of range [1, 16384]", w->ddim, c->dec_embed_dim);
-    if (c->depth < 1 || c->depth > 256) BAD("%s %d is out of range [1, 256]", w->depth, c->depth);
-    if (c->dec_depth < 0 || c->dec_depth > 256) BAD("%s %d is out of range [0, 256]", w->ddepth, c->dec_depth);
+    if (c->embed_dim < 1 || c->embed_dim > 16384) RANGE(w->dim, "%d is out of range [1, %d]", c->embed_dim, 16384);
+    if (c->dec_embed_dim < 1 || c->dec_embed_dim > 16384) RANGE(w->ddim, "%d is out of range [1, %d]", c->dec_embed_dim, 16384);
+    if (c->depth < 1 || c->depth > 256) RANGE(w->depth, "%d is out of range [1, %d]", c->depth, 256);
+    if (c->dec_depth < 0 || c->dec_depth > 256) RANGE(w->ddepth, "%d is out of range [0, %d]", c->dec_depth, 256);
     // A head count of 0 (a hand-edited config) is out of range, not "192 is not divisible by num_heads 0".
-    if (c->num_heads < 1 || c->num_heads > c->embed_dim) BAD("%s %d is out of range [1, %d]", w->heads, c->num_heads, c->embed_dim);
+    if (c->num_heads < 1 || c->num_heads > c->embed_dim) RANGE(w->heads, "%d is out of range [1, %d]", c->num_heads, c->embed_dim);
     if (c->embed_dim % c->num_heads) BAD("%s %d is not divisible by %s %d", w->dim, c->embed_dim, w->heads, c->num_heads);
     // Without decoder blocks (depth 0) no attention uses the decoder's heads: any count from 1 is taken.
     if (c->dec_num_heads < 1 || (c->dec_depth > 0 && c->dec_num_heads > c->dec_embed_dim))
-        BAD("%s %d is out of range [1, %d]", w->dheads, c->dec_num_heads, c->dec_embed_dim);
+        RANGE(w->dheads, "%d is out of range [1, %d]", c->dec_num_heads, c->dec_embed_dim);
     if (c->dec_depth > 0 && c->dec_embed_dim % c->dec_num_heads) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
     // The 2D sin-cos table splits the dimension in 4 (sin/cos for each of 2 axes).
     if (c->embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->dim, c->embed_dim);
     if (c->dec_embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->ddim, c->dec_embed_dim);
     if (c->mlp_ratio < 1 || c->mlp_ratio > 64) BAD("mlp_ratio %d is out of range [1, 64]", c->mlp_ratio);
-    if (!mask_ratio_in_range(c->mask_ratio)) BAD("%s %g is out of range [0, 1)", w->mask, c->mask_ratio);
+    if (!mask_ratio_in_range(c->mask_ratio)) RANGE(w->mask, "%g is out of range [0, 1)", c->mask_ratio);
     if (!(c->ln_eps > 0.0f)) BAD("layer_norm_eps %g must be > 0", c->ln_eps);
     for (int i = 0; i < c->in_chans; i++)
         if (!(c->pixel_std[i] > 0.0f)) BAD("pixel_std[%d] %g must be > 0", i, c->pixel_std[i]);
@@ -72,11 +79,12 @@ static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t
         BAD("%ld patches is too many (at most 65536)", L);
     }
     return 0;
+#undef RANGE
 #undef BAD
 }
 
-int mae_config_check(const MaeConfig *c, char *err, size_t n) { return check_named(c, &CONFIG_NAMES, err, n); }
-int mae_config_check_flags(const MaeConfig *c, char *err, size_t n) { return check_named(c, &FLAG_NAMES, err, n); }
+int mae_config_check(const MaeConfig *c, char *err, size_t n) { return check_named(c, &CONFIG_NAMES, NULL, err, n); }
+int mae_config_check_flags(const MaeConfig *c, const char **flag, char *err, size_t n) { return check_named(c, &FLAG_NAMES, flag, err, n); }
 
 // ---------------------------------------------------------------------------------------------
 // The parameter table

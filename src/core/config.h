@@ -38,8 +38,10 @@ int mae_config_preset(MaeConfig *cfg, const char *name);
 // Returns 0 when the config is usable; otherwise -1 and a one-line reason in err.
 int mae_config_check(const MaeConfig *cfg, char *err, size_t errlen);
 // The same check for a model made from command-line flags: the reason names the flags (`--dim 16 is
-// not divisible by --heads 3`), not the config's keys.
-int mae_config_check_flags(const MaeConfig *cfg, char *err, size_t errlen);
+// not divisible by --heads 3`), not the config's keys. A size out of its range sets *flag to its flag
+// and err to the rest (`32 is out of range [1, 16]`: the command says `train --patch: ...`); *flag is
+// NULL when err names the flags itself.
+int mae_config_check_flags(const MaeConfig *cfg, const char **flag, char *err, size_t errlen);
 static inline int mae_num_patches(const MaeConfig *c) {
     int g = c->img_size / c->patch_size; return g * g;
 }
