@@ -1075,6 +1075,36 @@ rm "$dir/ho/circle/add3.png"; cp "$dir/ho/circle/$(ls "$dir/ho/circle" | head -n
 t "--val-frac: an image added that trains keeps the older warning ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "the images of $dir/ho are not those the run was checkpointed with (41 usable now, 40 then: .*uninterrupted run would have$" "$dir/err"'
 rm -rf "$dir/ho" "$dir/hor" "$dir/hor0" "$dir/hor1"
+# The split's fallback is the run's (docs/interface.md section 2, "Validation split"): at --val-frac 0.02
+# (threshold 200) no name of these 12 images holds out by the rule, so the one of smallest residue,
+# stripes/00007.png (370), is held out. An image added of a smaller residue (circle/add3.png, 343) took
+# its place at the resume: the old validation image trained, val_loss jumped, and the warning said only
+# that the folder's images changed. Now the run keeps its image (at --lr 0 the weights stay, so the same
+# image under the same mask gives the same val_loss at every evaluation); only when it is gone does the
+# split choose again, and the warning says the validation images are others.
+rm -rf "$dir/fb" "$dir/fbr" && mkdir -p "$dir/fb" && "$VITMAE_TOOLS/synth" "$dir/fb" --count 12 --size 16 --seed 5 > /dev/null
+fb="--data $dir/fb --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2 --val-frac 0.02 --lr 0 --eval-every 2"
+"$VITMAE" train $fb --steps 2 --out "$dir/fbr" > /dev/null 2>&1
+# A run from before the record (the key taken out): its resume chooses as it did, the image of smallest
+# residue now, and says that the validation images are others (the training images changed too).
+cp -r "$dir/fbr" "$dir/fbo" && edit_state "$dir/fbr/checkpoint.safetensors" "$dir/fbo/checkpoint.safetensors" split_held_out=DEL
+cp "$dir/fb/circle/00000.png" "$dir/fb/circle/add3.png"
+"$VITMAE" train --resume "$dir/fbo" --steps 4 > /dev/null 2> "$dir/err"; rc=$?
+t "--val-frac fallback, a checkpoint without the record: add3.png held out now, the warning says the validation images are others ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "\"split_held_out\":[[:space:]]*\"circle/add3.png\"" "$dir/fbo/config.json" &&
+   grep -q "(13 usable now, 12 then: .*; the images held out of $dir/fb for validation (--val-frac) are other images too (1 now, 1 then), so the validation figures from here on are of other images$" "$dir/err"'
+"$VITMAE" train --resume "$dir/fbr" --steps 4 > "$dir/out" 2> "$dir/err"; rc=$?
+val_losses() { awk -F, 'NR > 1 && $5 != "" { print $5 }' "$1/metrics.csv" | sort -u | wc -l; }
+t "--val-frac fallback: an image of a smaller residue added, the run holds out its own image still (val_loss the same at each evaluation: $(val_losses "$dir/fbr") values; $rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q " 12 train / 1 val images from" "$dir/out" && [ "$(val_losses "$dir/fbr")" -eq 1 ] &&
+   grep -q "the images of $dir/fb are not those the run was checkpointed with (13 usable now, 12 then: .*uninterrupted run would have$" "$dir/err" &&
+   grep -q "\"split_held_out\":[[:space:]]*\"stripes/00007.png\"" "$dir/fbr/config.json"'
+mv "$dir/fb/stripes/00007.png" "$dir/fb-00007.png"
+"$VITMAE" train --resume "$dir/fbr" --steps 6 > /dev/null 2> "$dir/err"; rc=$?
+t "--val-frac fallback: its image gone, the split chooses again and the warning says the validation images are others ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(val_losses "$dir/fbr")" -eq 2 ] && grep -q "\"split_held_out\":[[:space:]]*\"circle/add3.png\"" "$dir/fbr/config.json" &&
+   grep -q "(12 usable now, 13 then: .*uninterrupted run would have; the images held out of $dir/fb for validation (--val-frac) are other images too (1 now, 1 then), so the validation figures from here on are of other images$" "$dir/err"'
+rm -rf "$dir/fb" "$dir/fbr" "$dir/fbo"
 
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint), in one

@@ -397,6 +397,64 @@ static void test_split_boundary(void) {
     free(tr); free(va);
 }
 
+// The fallbacks pinned (docs/interface.md section 2, "Validation split"): the image a fallback chose stays
+// where it went while it is among the items, whatever residues the items added have; gone, the fallback
+// chooses again. The rule's own images are never pinned.
+static void test_split_pinned(void) {
+    char names[5][64];
+    DataItem items[5];
+    memset(items, 0, sizeof items);
+    uint64_t keys[5] = {500, 499, 501, 450, 600};
+    for (int i = 0; i < 5; i++) {
+        items[i].rel = (char *)name_with_key(keys[i], names[i], sizeof names[i]);
+        items[i].cls = -1;
+    }
+    Dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.items = items;
+    ds.n = 3;
+    int *tr, *va, nt, nv;
+    DatasetSplitPin pin;
+    memset(&pin, 0, sizeof pin);
+    // Threshold 400: none held out by the rule, the smallest residue (499) is, and pinned.
+    if (dataset_split_pinned(&ds, 0.04, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 1 && va[0] == 1 && !strcmp(pin.held_out, names[1]) && !pin.trains[0],
+          "at 0.04 the key 499 held out by the fallback, pinned (got %d val, pin '%s')", nv, pin.held_out);
+    free(tr); free(va);
+    ds.n = 4;   // the key 450 added: the pinned 499 stays held out (the fallback alone would take 450)
+    if (dataset_split_pinned(&ds, 0.04, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 1 && va[0] == 1 && nt == 3 && !strcmp(pin.held_out, names[1]),
+          "key 450 added: 499 still held out (got %d val, first %d)", nv, nv ? va[0] : -1);
+    free(tr); free(va);
+    if (dataset_split(&ds, 0.04, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 1 && va[0] == 3, "without the pin the fallback takes 450 (got %d val, first %d)", nv, nv ? va[0] : -1);
+    free(tr); free(va);
+    snprintf(pin.held_out, sizeof pin.held_out, "gone.png");   // the pinned image gone: chosen again, pinned
+    if (dataset_split_pinned(&ds, 0.04, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 1 && va[0] == 3 && !strcmp(pin.held_out, names[3]), "pin gone: 450 held out and pinned (pin '%s')",
+          pin.held_out);
+    free(tr); free(va);
+    // Every image held out (0.9): the largest residue trains, pinned; an image of a larger one added
+    // (600) is held out, the pinned 501 trains still.
+    memset(&pin, 0, sizeof pin);
+    ds.n = 3;
+    if (dataset_split_pinned(&ds, 0.9, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nt == 1 && tr[0] == 2 && !strcmp(pin.trains, names[2]) && !pin.held_out[0],
+          "at 0.9 the key 501 trains, pinned (pin '%s')", pin.trains);
+    free(tr); free(va);
+    items[3] = items[4];   // the key 600 in place of 450
+    ds.n = 4;
+    if (dataset_split_pinned(&ds, 0.9, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nt == 1 && tr[0] == 2 && nv == 3 && !strcmp(pin.trains, names[2]),
+          "key 600 added: 501 still trains (got %d train, first %d)", nt, nt ? tr[0] : -1);
+    free(tr); free(va);
+    // A split the rule decides pins nothing (0.05: the keys 499 held out, 500 and 501 train).
+    ds.n = 3;
+    if (dataset_split_pinned(&ds, 0.05, &pin, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 1 && va[0] == 1 && !pin.held_out[0] && !pin.trains[0], "the rule's split pins nothing");
+    free(tr); free(va);
+}
+
 static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, int aug, ImageFilter interp) {
     float a[16 * 16 * 3], b[16 * 16 * 3];
     char err[256];
@@ -926,6 +984,7 @@ int main(void) {
     test_visit_spread();
     test_split();
     test_split_boundary();
+    test_split_pinned();
     test_cache_and_views();
     test_store();
     test_broken_late();

@@ -99,6 +99,7 @@ typedef struct {
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
     long log_steps;
     char images[RUN_DATA_SIG_MAX];   // as train's: the images trained on (run_data_signature); "" in older runs
+    DatasetSplitPin split_pin;       // as train's: the held-out split's fallback images (run_split_pin_to_json)
     long max_pixels;   // as train's: --max-pixels, kept by a resume that does not give it; 0: the default
     RunEpochs epochs;  // as train's: a metrics row's epoch, counted over each stretch's images
 } FtState;
@@ -235,6 +236,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON *o = cJSON_CreateObject();
     run_state_fields_to_json(o, FT_FIELDS, FT_NFIELDS, r);
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
+    run_split_pin_to_json(o, &r->split_pin);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     run_epochs_to_json(o, &r->epochs, r->step, r->batch);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
@@ -280,6 +282,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     }
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
+    run_split_pin_from_json(o, &r->split_pin);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug)) {
@@ -727,7 +730,9 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
 static int split(FineTune *t) {
     const Dataset *ds = &t->ds;
     int *tr = NULL, ntr = 0, *va = NULL, nva = 0;
-    if (dataset_split(ds, t->vds.n ? 0.0 : t->rs.val_frac, &tr, &ntr, &va, &nva)) {
+    // As train's: the run's fallback images held where it has them (docs/interface.md section 2, "Validation split").
+    if (t->vds.n ? dataset_split(ds, 0.0, &tr, &ntr, &va, &nva)
+                 : dataset_split_pinned(ds, t->rs.val_frac, &t->rs.split_pin, &tr, &ntr, &va, &nva)) {
         cli_error("finetune", "out of memory");
         return 1;
     }
@@ -1069,7 +1074,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[RUN_DATA_SIG_MAX];
-    run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, t->vds.n ? NULL : t->train_idx, t->ntrain, images, sizeof images);
+    run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, t->vds.n ? NULL : t->train_idx, t->ntrain, t->val_idx, t->nval,
+                       images, sizeof images);
     if (!resuming || !run_data_changed("finetune", t->data_dir, t->val_dir, r->images, images,
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;

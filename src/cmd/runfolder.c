@@ -1538,6 +1538,18 @@ void run_epochs_to_json(cJSON *state, const RunEpochs *e, long step, int batch) 
     cJSON_AddNumberToObject(state, "epoch_from_step", (double)e->from_step);
 }
 
+void run_split_pin_to_json(cJSON *state, const DatasetSplitPin *pin) {
+    if (pin->held_out[0]) cJSON_AddStringToObject(state, "split_held_out", pin->held_out);
+    if (pin->trains[0]) cJSON_AddStringToObject(state, "split_trains", pin->trains);
+}
+
+void run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin) {
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, "split_held_out");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(state, "split_trains");
+    snprintf(pin->held_out, sizeof pin->held_out, "%s", cJSON_IsString(h) ? h->valuestring : "");
+    snprintf(pin->trains, sizeof pin->trains, "%s", cJSON_IsString(t) ? t->valuestring : "");
+}
+
 int run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *err, size_t errlen) {
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(state, "epoch_images");
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(state, "epoch_from");
@@ -1564,7 +1576,8 @@ static uint64_t item_hash(const DataItem *it, int set, uint64_t h) {
     return dist_hash_bytes(dims, sizeof dims, h);
 }
 
-void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, char *sig, size_t n) {
+void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, const int *val_idx,
+                        int nval, char *sig, size_t n) {
     uint64_t h = DIST_HASH_START, h_train = 0;
     long count = 0;
     const Dataset *sets[2] = {ds, val};
@@ -1576,38 +1589,68 @@ void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_
     }
     int k = snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
     if (k <= 0 || (size_t)k >= n) return;
+    uint64_t h_val = DIST_HASH_START;
     if (val) {
-        snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ds->n, (unsigned long long)h_train);
-    } else if (train_idx) {   // the held-out split's training side
+        for (int i = 0; i < val->n; i++) h_val = item_hash(&val->items[i], 1, h_val);
+        snprintf(sig + k, n - (size_t)k, "/%d:%016llx/%d:%016llx", ds->n, (unsigned long long)h_train, val->n,
+                 (unsigned long long)h_val);
+    } else if (train_idx) {   // the held-out split's training side, then its held-out side
         h_train = DIST_HASH_START;
         for (int i = 0; i < ntrain; i++) h_train = item_hash(&ds->items[train_idx[i]], 0, h_train);
-        snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ntrain, (unsigned long long)h_train);
+        for (int i = 0; i < nval; i++) h_val = item_hash(&ds->items[val_idx[i]], 1, h_val);
+        snprintf(sig + k, n - (size_t)k, "/%d:%016llx/%d:%016llx", ntrain, (unsigned long long)h_train, nval,
+                 (unsigned long long)h_val);
     }
+}
+
+// Part `part` (0, 1, 2) of a signature, "" when it has none (an older run's); its length in *len.
+static const char *sig_part(const char *sig, int part, size_t *len) {
+    for (int p = 0; p < part && *sig; p++) {
+        sig += strcspn(sig, "/");
+        if (*sig) sig++;
+        else return (*len = 0, "");
+    }
+    *len = strcspn(sig, "/");
+    return sig;
+}
+
+static int same_part(const char *was, const char *now, int part) {
+    size_t wl, nl;
+    const char *w = sig_part(was, part, &wl), *v = sig_part(now, part, &nl);
+    return wl && nl ? wl == nl && !strncmp(w, v, wl) : -1;   // -1: one of them has no such part
 }
 
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n) {
     // The first part, of every image, decides (a run from before the second part has only that one).
-    size_t wl = strcspn(was, "/"), nl = strcspn(now, "/");
-    if (!was[0] || (wl == nl && !strncmp(was, now, wl))) return 0;
+    if (!was[0] || same_part(was, now, 0) == 1) return 0;
+    char whose[4200];
+    if (val) snprintf(whose, sizeof whose, "the images of --val %s", val);
+    else snprintf(whose, sizeof whose, "the images held out of %s for validation (--val-frac)", data);
     // The training images as they were, the --val folder's not: validation images never train, so the
     // weights go on as they would have, and only val_loss and the rest come from other images.
-    const char *wt = strchr(was, '/'), *nt = strchr(now, '/');
-    if (wt && nt && !strcmp(wt, nt)) {
-        long train = atol(nt + 1);
-        char whose[4200];
-        if (val) snprintf(whose, sizeof whose, "the images of --val %s", val);
-        else snprintf(whose, sizeof whose, "the images held out of %s for validation (--val-frac)", data);
+    if (same_part(was, now, 1) == 1) {
+        size_t len;
+        long train = atol(sig_part(now, 1, &len));
         snprintf(msg, n, "warning: %s --resume: %s are not those the run was checkpointed with (%ld usable now, "
                  "%ld then); the training images are the same, so the weights train as they would have, but the "
                  "validation figures from here on are of other images", cmd, whose, atol(now) - train, atol(was) - train);
         return 1;
     }
+    // The validation images changed with the training images (a held-out split's fallback image gone, the
+    // split choosing again: docs/interface.md section 2, "Validation split"): said too, where both runs
+    // recorded them (the third part).
+    char also[4400] = "";
+    size_t len;
+    if (same_part(was, now, 2) == 0)
+        snprintf(also, sizeof also, "; %s are other images too (%ld now, %ld then), so the validation figures from "
+                 "here on are of other images", whose, atol(sig_part(now, 2, &len)), atol(sig_part(was, 2, &len)));
     // The counts are of both folders when the run validates on a --val folder of its own.
     snprintf(msg, n, "warning: %s --resume: the images of %s%s%s are not those the run was checkpointed with "
              "(%ld usable now, %ld then%s: files added, removed, renamed or resized, or another --max-pixels); it "
-             "goes on with them, so it will not end as the uninterrupted run would have", cmd, data,
-             val ? " and of --val " : "", val ? val : "", atol(now), atol(was), val ? ", the two folders together" : "");
+             "goes on with them, so it will not end as the uninterrupted run would have%s", cmd, data,
+             val ? " and of --val " : "", val ? val : "", atol(now), atol(was), val ? ", the two folders together" : "",
+             also);
     return 1;
 }
 

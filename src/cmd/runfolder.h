@@ -495,6 +495,11 @@ int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n,
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
 int  run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
                                 long *max_pixels, char *err, size_t errlen);
+// The held-out split's pinned images (data/dataset.h, dataset_split_pinned) in train_state as
+// "split_held_out" and "split_trains", each written when set; absent (older runs, a --val folder, a split
+// the rule alone decided): "". A value that is not a string is dropped as absent (the split chooses again).
+void run_split_pin_to_json(cJSON *state, const DatasetSplitPin *pin);
+void run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin);
 // A metrics row's epoch (its `epoch` column): the passes over the training images, counted stretch by
 // stretch: from step from_step on, each step adds batch / images to the `from` passes done before it.
 // A resume on another count of training images (files added or removed) starts a new stretch at its
@@ -559,16 +564,20 @@ void run_new_id(char *id, size_t n);
 // item's relative path and header size, the training folder's then the --val folder's; val may be
 // NULL), and after it "/<count>:<16 hex digits>" of the training images alone: with a --val folder
 // the training folder's, with a held-out split (val NULL) ds's items train_idx [ntrain] (train_idx
-// NULL: no second part). So a resume tells validation images that changed from training images that
-// did. Recorded in train_state as "images", so that a resume on a folder whose images changed since
+// NULL: no second part), then "/<count>:<16 hex digits>" of the validation images alone: the --val
+// folder's, or ds's items val_idx [nval]. So a resume tells validation images that changed from
+// training images that did (runs from before the third part: only where the training images stayed).
+// Recorded in train_state as "images", so that a resume on a folder whose images changed since
 // (files added, removed, renamed, resized) says so. sig holds RUN_DATA_SIG_MAX bytes.
-enum { RUN_DATA_SIG_MAX = 80 };
-void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, char *sig, size_t n);
+enum { RUN_DATA_SIG_MAX = 120 };
+void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, const int *val_idx,
+                        int nval, char *sig, size_t n);
 // The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
 // none was recorded: older runs); else 1 with the warning line for cli_message in msg, naming data
 // and the --val folder val (NULL for a held-out split), whose images the counts include; where the
 // training images are the same and only the --val folder's changed, the line says that the weights
-// train as before and only the validation numbers come from other images.
+// train as before and only the validation numbers come from other images; where both changed (and both
+// signatures have the validation part), the line says that the validation images are other images too.
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n);
 // Whether the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's

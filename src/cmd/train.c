@@ -701,7 +701,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         t->nval = t->val_ds.n;
     } else {
         t->vds = &t->ds;
-        if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
+        // The run's fallback images where it has them, so that files added or removed leave the split as it was
+        // (docs/interface.md section 2, "Validation split"); the images this split pins are the run's from now on.
+        if (dataset_split_pinned(&t->ds, t->rs.val_frac, &t->rs.split_pin, &t->train_idx, &t->ntrain, &t->val_idx,
+                                 &t->nval) || t->ntrain == 0) {
             run_report_skipped(&t->ds);
             ckpt_free(init);
             snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
@@ -726,7 +729,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[RUN_DATA_SIG_MAX];
     run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, t->vds == &t->val_ds ? NULL : t->train_idx,
-                       t->ntrain, images, sizeof images);
+                       t->ntrain, t->val_idx, t->nval, images, sizeof images);
     if (!resuming || !run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;

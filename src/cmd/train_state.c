@@ -54,6 +54,7 @@ char *run_state_to_json(const RunState *r) {
     run_state_fields_to_json(o, FIELDS, NFIELDS, r);
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
+    run_split_pin_to_json(o, &r->split_pin);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     run_epochs_to_json(o, &r->epochs, r->step, r->batch);
     // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
@@ -97,6 +98,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
+    run_split_pin_from_json(o, &r->split_pin);
     if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
                                    errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen)) {
         cJSON_Delete(o);

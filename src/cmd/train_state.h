@@ -40,7 +40,8 @@ typedef struct {
     char run_id[24];    // made when the run starts, kept by every resume (run_new_id); "" in older runs
     double log_loss_sum;   // the losses of the steps since the last metrics row (none in older runs)
     long log_steps;        // and how many: the next row after a resume averages them too
-    char images[80];       // the images trained on (run_data_signature); "" in older runs
+    char images[RUN_DATA_SIG_MAX];   // the images trained on (run_data_signature); "" in older runs
+    DatasetSplitPin split_pin;   // the held-out split's fallback images, kept by every resume (run_split_pin_to_json)
     long max_pixels;       // --max-pixels, which decides the usable images: kept by a resume that
                            // does not give it; 0 in older runs (the default)
     RunEpochs epochs;      // a metrics row's epoch: the passes counted over each stretch's images

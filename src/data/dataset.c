@@ -578,27 +578,49 @@ int dataset_held_out(uint64_t key, double val_frac) {
 }
 
 int dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval) {
+    return dataset_split_pinned(ds, val_frac, NULL, train, ntrain, val, nval);
+}
+
+int dataset_split_pinned(const Dataset *ds, double val_frac, DatasetSplitPin *pin, int **train, int *ntrain, int **val,
+                         int *nval) {
     *train = malloc(sizeof(int) * (ds->n ? (size_t)ds->n : 1));
     *val = malloc(sizeof(int) * (ds->n ? (size_t)ds->n : 1));
     *ntrain = *nval = 0;
     if (!*train || !*val) { free(*train); free(*val); *train = *val = NULL; return -1; }
+    // The pinned images among the items (a pin whose file is gone, or a run that validates on nothing, pins none).
+    int pin_val = -1, pin_train = -1;
+    for (int i = 0; pin && val_frac > 0 && i < ds->n; i++) {
+        if (pin->held_out[0] && !strcmp(ds->items[i].rel, pin->held_out)) pin_val = i;
+        if (pin->trains[0] && !strcmp(ds->items[i].rel, pin->trains)) pin_train = i;
+    }
+    // Fallback candidates: the smallest residue to hold out, the largest to train, neither the other pin's image.
     int best = -1, worst = -1;
     uint64_t best_key = UINT64_MAX, worst_key = 0;
     for (int i = 0; i < ds->n; i++) {
         uint64_t key = dataset_path_hash(ds->items[i].rel) % 10000;
-        if (key < best_key) { best_key = key; best = i; }
-        if (worst < 0 || key > worst_key) { worst_key = key; worst = i; }
-        if (dataset_held_out(key, val_frac)) (*val)[(*nval)++] = i;
+        if (i != pin_train && key < best_key) { best_key = key; best = i; }
+        if (i != pin_val && (worst < 0 || key > worst_key)) { worst_key = key; worst = i; }
+        if (i != pin_train && (i == pin_val || dataset_held_out(key, val_frac))) (*val)[(*nval)++] = i;
     }
-    if (*nval == 0 && val_frac > 0 && ds->n >= 2) (*val)[(*nval)++] = best;
+    if (worst < 0) worst = pin_val;   // the pinned validation image alone: it trains (below)
+    int held = pin_val, trains = pin_train;
+    if (*nval == 0 && val_frac > 0 && ds->n >= 2 && best >= 0) (*val)[(*nval)++] = held = best;
     if (*nval > 0 && *nval == ds->n) {   // every image held out: the largest residue trains
         int k = 0;
         for (int v = 0; v < *nval; v++) if ((*val)[v] != worst) (*val)[k++] = (*val)[v];
         *nval = k;
+        trains = worst;
+        if (held == worst) held = -1;
     }
     for (int i = 0, v = 0; i < ds->n; i++) {
         if (v < *nval && (*val)[v] == i) { v++; continue; }
         (*train)[(*ntrain)++] = i;
+    }
+    if (pin) {   // what the rule did not decide, for the run to pin
+        if (held >= 0 && dataset_held_out(dataset_path_hash(ds->items[held].rel) % 10000, val_frac)) held = -1;
+        if (trains >= 0 && !dataset_held_out(dataset_path_hash(ds->items[trains].rel) % 10000, val_frac)) trains = -1;
+        snprintf(pin->held_out, sizeof pin->held_out, "%s", held >= 0 ? ds->items[held].rel : "");
+        snprintf(pin->trains, sizeof pin->trains, "%s", trains >= 0 ? ds->items[trains].rel : "");
     }
     return 0;
 }

@@ -187,11 +187,20 @@ long dataset_visit_compares(unsigned long long dev, const unsigned long long *in
 // when that leaves validation empty although val_frac > 0 and n >= 2, the item with the smallest
 // hash % 10000 (first in scan order) goes to validation; when it leaves training empty, the item
 // with the largest (first in scan order) trains. Index lists are in scan order, malloc'ed.
+// dataset_split_pinned keeps a run's split as it was (docs/interface.md section 2, "Validation split"):
+// pin holds the relative paths of the images the fallbacks chose when the run started ("" none); an
+// image named there that is still among the items is held out (held_out) or trains (trains) whatever
+// the rule says, and the fallbacks choose again only when their image is gone, never the other pin's
+// image. On return pin holds this split's fallback images (the pinned ones, kept, or those chosen
+// now; "" where the rule alone decided), for the run to record.
+typedef struct { char held_out[4096], trains[4096]; } DatasetSplitPin;
 uint64_t dataset_path_hash(const char *rel);
 // The rule above for one item: 1 when key = dataset_path_hash(rel) % 10000 is held out at val_frac
 // (key < round(val_frac * 10000)), else 0.
 int dataset_held_out(uint64_t key, double val_frac);
 int  dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval);
+int  dataset_split_pinned(const Dataset *ds, double val_frac, DatasetSplitPin *pin, int **train, int *ntrain, int **val,
+                          int *nval);
 
 // Item i's working image as floats (work_size > 0), or its full decode (work_size 0). 0 ok; -1 with
 // err = "PATH: reason".
