@@ -1624,8 +1624,9 @@ t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/che
 # then refused (a classifier's checkpoint to train, a pretraining one to finetune); it names the command.
 cp "$dir/run/metrics.csv" "$dir/run.metrics"
 "$VITMAE" train --data "$dir/data" $model --steps 1 --out "$dir/run" > /dev/null 2> "$dir/other.err"; rc=$?
-t "train --out on a fine-tuning run: exit 2, names finetune --resume ($rc: $(cat "$dir/other.err"))" \
-  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/run: the folder already holds a fine-tuning run (continue it with vitmae finetune --resume .*/run); pass another --out folder, or --overwrite" "$dir/other.err" && cmp -s "$dir/run/metrics.csv" "$dir/run.metrics"'
+# ... and a finished one (run: 20 of 20) is said finished: its finetune --resume trains no more.
+t "train --out on a finished fine-tuning run: exit 2, said finished, no --resume advised ($rc: $(cat "$dir/other.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/run: the folder already holds a finished fine-tuning run (a fine-tuning run keeps its --steps: it trains no more); pass another --out folder, or --overwrite" "$dir/other.err" && cmp -s "$dir/run/metrics.csv" "$dir/run.metrics"'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 1 --out "$dir/pre" > /dev/null 2> "$dir/other.err"; rc=$?
 t "finetune --out on a pretraining run: exit 2, names train --resume ($rc: $(cat "$dir/other.err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: finetune --out .*/pre: the folder already holds a pretraining run (continue it with vitmae train --resume .*/pre)" "$dir/other.err" && [ -s "$pre" ]'

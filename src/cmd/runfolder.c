@@ -497,7 +497,15 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
     char names[64], gone[160];
     const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, NULL, names, sizeof names) : NULL;
-    if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
+    char latest[4400];
+    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    // A finished fine-tuning run: finetune --resume trains it no more (it keeps its --steps), so the way
+    // "continue it with vitmae finetune --resume" led nowhere (train's --resume --steps N extends a run).
+    if (kind && strcmp(kind, cmd) && !strcmp(kind, "finetune") && checkpoint_finished(latest))
+        snprintf(err, errlen, "%s --out %s: the folder already holds a finished fine-tuning run (a fine-tuning run keeps "
+                 "its --steps: it trains no more); pass another --out folder, or --overwrite to move it aside (to "
+                 "%s.old-N)", cmd, dir, dir);
+    else if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
                  strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, dir);
