@@ -354,6 +354,18 @@ static const char *name_with_key(uint64_t key, char *buf, size_t n) {
     }
 }
 
+// ds over n items of no class, item i named with split key keys[i] (names: their buffers); ds.n = n.
+static void keyed_items(Dataset *ds, DataItem *items, char (*names)[64], const uint64_t *keys, int n) {
+    memset(items, 0, sizeof *items * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        items[i].rel = (char *)name_with_key(keys[i], names[i], sizeof names[i]);
+        items[i].cls = -1;
+    }
+    memset(ds, 0, sizeof *ds);
+    ds->items = items;
+    ds->n = n;
+}
+
 // The split boundary, exactly: a key equal to round(val_frac * 10000) is training data, one below it
 // is held out; val_frac as the command line passes it (a float widened to double) rounds, not
 // truncates (0.29f * 10000 = 2899.99992...). Also through dataset_split on items at the boundary.
@@ -368,16 +380,9 @@ static void test_split_boundary(void) {
           "val_frac 0.7f: threshold 7000");
     char names[4][64];
     DataItem items[4];
-    memset(items, 0, sizeof items);
-    uint64_t keys[4] = {500, 499, 501, 0};
-    for (int i = 0; i < 4; i++) {
-        items[i].rel = (char *)name_with_key(keys[i], names[i], sizeof names[i]);
-        items[i].cls = -1;
-    }
+    const uint64_t keys[4] = {500, 499, 501, 0};
     Dataset ds;
-    memset(&ds, 0, sizeof ds);
-    ds.items = items;
-    ds.n = 4;
+    keyed_items(&ds, items, names, keys, 4);
     int *tr, *va, nt, nv;
     if (dataset_split(&ds, 0.05, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
     CHECK(nv == 2 && va[0] == 1 && va[1] == 3, "held out at 0.05: the keys 499 and 0 (got %d)", nv);
@@ -403,15 +408,9 @@ static void test_split_boundary(void) {
 static void test_split_pinned(void) {
     char names[5][64];
     DataItem items[5];
-    memset(items, 0, sizeof items);
-    uint64_t keys[5] = {500, 499, 501, 450, 600};
-    for (int i = 0; i < 5; i++) {
-        items[i].rel = (char *)name_with_key(keys[i], names[i], sizeof names[i]);
-        items[i].cls = -1;
-    }
+    const uint64_t keys[5] = {500, 499, 501, 450, 600};
     Dataset ds;
-    memset(&ds, 0, sizeof ds);
-    ds.items = items;
+    keyed_items(&ds, items, names, keys, 5);
     ds.n = 3;
     int *tr, *va, nt, nv;
     DatasetSplitPin pin;

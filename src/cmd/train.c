@@ -409,7 +409,7 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
         return CLI_USAGE;
     }
     if (keep < 1) {
-        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, mae_num_patches(&m));
+        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, L);
         return CLI_USAGE;
     }
     if (removes_none(&m, err, errlen)) return CLI_USAGE;

@@ -577,6 +577,9 @@ int dataset_held_out(uint64_t key, double val_frac) {
     return key < (uint64_t)llround(val_frac * 10000.0);
 }
 
+// Item i's split key (dataset.h): its path's hash % 10000.
+static uint64_t split_key(const Dataset *ds, int i) { return dataset_path_hash(ds->items[i].rel) % 10000; }
+
 int dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval) {
     return dataset_split_pinned(ds, val_frac, NULL, train, ntrain, val, nval);
 }
@@ -597,7 +600,7 @@ int dataset_split_pinned(const Dataset *ds, double val_frac, DatasetSplitPin *pi
     int best = -1, worst = -1;
     uint64_t best_key = UINT64_MAX, worst_key = 0;
     for (int i = 0; i < ds->n; i++) {
-        uint64_t key = dataset_path_hash(ds->items[i].rel) % 10000;
+        uint64_t key = split_key(ds, i);
         if (i != pin_train && key < best_key) { best_key = key; best = i; }
         if (i != pin_val && (worst < 0 || key > worst_key)) { worst_key = key; worst = i; }
         if (i != pin_train && (i == pin_val || dataset_held_out(key, val_frac))) (*val)[(*nval)++] = i;
@@ -617,8 +620,8 @@ int dataset_split_pinned(const Dataset *ds, double val_frac, DatasetSplitPin *pi
         (*train)[(*ntrain)++] = i;
     }
     if (pin) {   // what the rule did not decide, for the run to pin
-        if (held >= 0 && dataset_held_out(dataset_path_hash(ds->items[held].rel) % 10000, val_frac)) held = -1;
-        if (trains >= 0 && !dataset_held_out(dataset_path_hash(ds->items[trains].rel) % 10000, val_frac)) trains = -1;
+        if (held >= 0 && dataset_held_out(split_key(ds, held), val_frac)) held = -1;
+        if (trains >= 0 && !dataset_held_out(split_key(ds, trains), val_frac)) trains = -1;
         snprintf(pin->held_out, sizeof pin->held_out, "%s", held >= 0 ? ds->items[held].rel : "");
         snprintf(pin->trains, sizeof pin->trains, "%s", trains >= 0 ? ds->items[trains].rel : "");
     }
