@@ -367,6 +367,12 @@ for cmd in eval reconstruct attention probe classify; do
 done
 t "attention --ckpt RUN: the index names the file read" \
   'grep -qF "$tmp/vrun/checkpoint.safetensors" "$tmp/att_run/index.html"'
+# A mask ratio of more digits than a float keeps is shown as the float the run uses, as the start line and
+# --json show it (docs/interface.md, section 3): info's summary said "%g"'s 0.714286.
+"$VITMAE" train --data "$tmp/vimgs" --img 16 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+  --dec-heads 1 --steps 1 --batch 4 --val-frac 0 --threads 1 --mask-ratio 0.7142857142857143 --out "$tmp/vmr" > /dev/null 2>&1; rc=$?
+t "info: mask ratio 0.71428573 in the summary line ($rc: $("$VITMAE" info "$tmp/vmr" 2>&1 | grep "mask ratio"))" \
+  '[ $rc -eq 0 ] && "$VITMAE" info "$tmp/vmr" | grep -q "^  training     mask ratio 0.71428573, "'
 # finetune records the file it started from, as resolved, so that a resume finds the same one.
 "$VITMAE" finetune --ckpt "$tmp/vrun/" --data "$tmp/vimgs" --steps 1 --batch 4 --val-frac 0 --threads 1 \
   --out "$tmp/vft2" > "$tmp/ft.out" 2>&1; rc=$?

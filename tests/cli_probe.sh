@@ -605,14 +605,17 @@ for pair in "ck.npy ck.npy" "cklink.npy ck.npy" "ck2.txt ck2.npy"; do
 done
 
 # ... nor an input image at FEATS.txt's or FEATS.npy's name (inputs go by content: a PNG named shot.txt
-# is one): --force replaced it by the feature list, exit 0.
+# is one): --force replaced it by the feature list, exit 0. Without --force the same line: it said
+# "already exists (use --force to replace it)", whose --force was then refused.
 mkdir -p "$tmp/shot" && cp "$VITMAE_ROOT/tests/fixtures/recon_rgb.png" "$tmp/shot/shot.txt" && cp "$tmp/shot/shot.txt" "$tmp/shot/img.npy"
 for pair in "shot.txt shot.npy" "img.npy img.npy"; do
   mi=${pair% *}; mo=${pair#* }
-  "$VITMAE" embed --ckpt "$ck" --out "$tmp/shot/$mo" --force "$tmp/shot/$mi" > /dev/null 2> "$tmp/meet.err"; rc=$?
-  t "embed --out $mo --force of the input $mi: exit 2, one line, the image kept ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
-    '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: embed --out: $tmp/shot/$mi is the input $tmp/shot/$mi: the features would replace it (also with --force): choose another name" ] &&
-     cmp -s "$tmp/shot/$mi" "$VITMAE_ROOT/tests/fixtures/recon_rgb.png"'
+  for fo in --force ""; do
+    "$VITMAE" embed --ckpt "$ck" --out "$tmp/shot/$mo" $fo "$tmp/shot/$mi" > /dev/null 2> "$tmp/meet.err"; rc=$?
+    t "embed --out $mo ${fo:-(no --force)} of the input $mi: exit 2, one line, the image kept ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+      '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: embed --out: $tmp/shot/$mi is the input $tmp/shot/$mi: the features would replace it (also with --force): choose another name" ] &&
+       cmp -s "$tmp/shot/$mi" "$VITMAE_ROOT/tests/fixtures/recon_rgb.png"'
+  done
 done
 
 # probe --out's matrices likewise: the checkpoint at confusion-knn.png (written) or confusion-linear.png

@@ -342,6 +342,11 @@ t "eval mask_ratio 0.75" 'echo "$js" | grep -Eq "\"mask_ratio\":[[:space:]]*0\.7
 js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --mask-ratio 0.1234567 --json); rc=$?
 t "eval --mask-ratio 0.1234567: mask_ratio read back as typed ($rc: $(echo "$js" | grep mask_ratio))" \
   '[ $rc -eq 0 ] && echo "$js" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"mask_ratio\"] == 0.1234567"'
+# ... and its text line and info's show the float the run uses as --json does (0.71428573), not "%g"'s
+# 0.714286 (docs/interface.md, section 3).
+out=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --mask-ratio 0.7142857142857143); rc=$?
+t "eval --mask-ratio 0.7142857142857143: the text line says 0.71428573 ($rc: $(echo "$out" | head -n 1))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q "^1 image, mask_ratio 0.71428573 ("'
 
 # Eval agrees with reconstruct's mean on the same images, mask ratio and seed (a random model).
 "$mk" ckpt "$tmp/rand.st" --img 16 --patch 4 --channels 3 --norm-pix --mean 0.4 --std 0.3 --seed 5 || fail=1

@@ -212,11 +212,8 @@ int cmd_embed(int argc, char **argv) {
                       "--force): choose another name", outs[k]);
             goto out;
         }
-    // Earlier results, and first a folder in either's place (docs/interface.md, "Earlier results").
     // Under mpirun the refusal comes first: "use --force to replace it" led to a run refused all the same.
     if (cli_one_process_refused("embed")) goto out;   // before the probe of --out's folder, a file written
-    OutputNames names = {.n = 2, .list = outs};
-    if (output_refuse_earlier(&names, force)) goto out;
     // Ctrl-C from here leaves no temporary file, nor the probe of the folder just below (io/files.h).
     file_cleanup_on_stop_signals();
     // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).
@@ -242,8 +239,9 @@ int cmd_embed(int argc, char **argv) {
     if (cli_start_threads("embed", threads)) goto out;
     int open_status;
     if (collect(inputs, ninputs, max_pixels, &in, &unread)) goto out;
-    // Nor may either be an image it reads (named, or found in a folder: inputs go by content, so a PNG
-    // named x.txt is one): --force replaced it by the features ("Paths that meet", docs/interface.md).
+    // Neither may be an image it reads (named, or found in a folder: inputs go by content, so a PNG named
+    // x.txt is one): --force replaced it by the features ("Paths that meet", docs/interface.md). Said
+    // before the earlier results, whose "use --force" would lead to this refusal all the same.
     OutputInputs ids = {0};   // the inputs' file ids, found once for both names
     for (int k = 0; k < 2 && in.n > 0; k++) {
         int j = output_input_named(&ids, in.paths, (int)in.n, outs[k]);
@@ -256,6 +254,9 @@ int cmd_embed(int argc, char **argv) {
         }
     }
     output_inputs_free(&ids);
+    // Earlier results, and first a folder in either's place (docs/interface.md, "Earlier results").
+    OutputNames names = {.n = 2, .list = outs};
+    if (output_refuse_earlier(&names, force)) { status = 2; goto out; }
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, ema, batch, &open_status, err, sizeof err);

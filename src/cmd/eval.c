@@ -177,8 +177,10 @@ int cmd_eval(int argc, char **argv) {
     if (json) {
         print_json(ds.n, mean_loss, mean_mse, psnr, mask_ratio, seed);
     } else {
-        printf("%d image%s, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, ds.n == 1 ? "" : "s",
-               mask_ratio, L - K, L, seed, K == L ? ": no patch removed, scores are over all patches" : "");
+        char ratio_s[32];
+        config_float_text(mask_ratio, ratio_s, sizeof ratio_s);
+        printf("%d image%s, mask_ratio %s (%d of %d patches removed), seed %ld%s\n", ds.n, ds.n == 1 ? "" : "s",
+               ratio_s, L - K, L, seed, K == L ? ": no patch removed, scores are over all patches" : "");
         printf("loss=%.6e masked_mse=%.6e psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
         // A removed patch's own statistics are unknown at inference: say whose stand in (docs/interface.md,
         // section 5, "vitmae eval"), as reconstruct does.

@@ -149,7 +149,9 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
            ck->has_decoder ? "" : "  (not in this file: encoder-only: for attention, embed, probe, finetune --ckpt)");
     printf("  input        %dx%d, %d channel%s, patch %d (%d patch%s)\n", c->img_size, c->img_size, c->in_chans,
            c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), mae_num_patches(c) == 1 ? "" : "es");
-    printf("  training     mask ratio %g, norm_pix_loss %s, pos_embed %s, layer_norm_eps %g\n", (double)c->mask_ratio,
+    char ratio_s[32];
+    config_float_text(c->mask_ratio, ratio_s, sizeof ratio_s);
+    printf("  training     mask ratio %s, norm_pix_loss %s, pos_embed %s, layer_norm_eps %g\n", ratio_s,
            c->norm_pix_loss ? "true" : "false", c->pos_learned ? "learned" : "fixed", (double)c->ln_eps);
     printf("  pixels      ");
     print_channels(" mean", c->pixel_mean, c->in_chans);

@@ -402,14 +402,16 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
         m.norm_pix_loss = f->norm_pix_loss;
     if (cli_flag(flags, nflags, "--pos")->seen) m.pos_learned = f->pos_learned;
     int keep = mae_len_keep(&m, m.mask_ratio), L = mae_num_patches(&m);
+    char ratio_s[32];   // as the start line and --json show it (docs/interface.md, section 3)
+    config_float_text(m.mask_ratio, ratio_s, sizeof ratio_s);
     if (!ratio_given && (keep < 1 || keep >= L)) {   // a converted checkpoint's (tools/convert_mae.py takes 0)
-        snprintf(err, errlen, "train --init %s: the checkpoint's mask_ratio %g %s patch of %d%s; give --mask-ratio R", a->init,
-                 (double)m.mask_ratio, keep < 1 ? "leaves no visible" : "removes no", L,
+        snprintf(err, errlen, "train --init %s: the checkpoint's mask_ratio %s %s patch of %d%s; give --mask-ratio R", a->init,
+                 ratio_s, keep < 1 ? "leaves no visible" : "removes no", L,
                  keep < 1 ? "" : " (the loss is over removed patches)");
         return CLI_USAGE;
     }
     if (keep < 1) {
-        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, L);
+        snprintf(err, errlen, "train --mask-ratio: %s leaves no visible patch of %d", ratio_s, L);
         return CLI_USAGE;
     }
     if (removes_none(&m, err, errlen)) return CLI_USAGE;
