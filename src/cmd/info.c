@@ -339,20 +339,24 @@ static int latest_of_run(const char *path, char *dir, size_t n) {
 // Rows a resume from an earlier snapshot dropped and, stopped before it got back, never wrote again
 // (cmd/runfolder.h, run_metrics_gap_of): when path is a run folder's latest checkpoint, one warning
 // names the snapshot that writes them (train's and finetune's; `cmd` resumes it), with the --steps its
-// resume takes where the run was extended since (run_snapshot_steps). 1 when it warned.
-static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd, int live) {
+// resume takes where the run was extended since (run_snapshot_steps). 1 when it warned, with that
+// resume ("train --resume RUN/checkpoint-N.safetensors ...") in resume for warn_stale_config's advice.
+static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd, int live, char *resume,
+                            size_t n) {
     char dir[4400];
+    resume[0] = 0;
     // A run training in the folder (live) writes its files one after another: a look between two writes is
     // no gap (its resume from a snapshot writes the rows again as it goes).
     if (!train_state || !latest_of_run(path, dir, sizeof dir) || live) return 0;
     char steps[40];
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
-    if (snap >= 0)
+    if (snap >= 0) {
+        snprintf(resume, n, "%s --resume %s/checkpoint-%ld.safetensors%s", cmd, dir, snap,
+                 run_snapshot_steps(cmd, dir, snap, train_state, steps, sizeof steps));
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
-                    "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors%s "
-                    "writes the rows between again", dir, last, step, cmd, dir, snap,
-                    run_snapshot_steps(cmd, dir, snap, train_state, steps, sizeof steps));
-    else if (snap == -2)
+                    "earlier snapshot stopped before it got back here); %s writes the rows between again", dir, last,
+                    step, resume);
+    } else if (snap == -2)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
                     "the run at or before step %ld is left to write the rows between again", dir, last, step, last);
     return snap >= 0;
@@ -363,10 +367,11 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
 // checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
 // run, holds another train state, one warning says so and what to trust. info only reads: a run
 // resumed with train --resume rewrites config.json from the checkpoint as it starts (a finished run's
-// only when extended: its plain resume writes nothing). Not called when
-// warn_metrics_gap warned: its advice, a snapshot, is the way on, not "train --resume RUN goes on from
-// it", which is refused then.
-static void warn_stale_config(const char *path, const char *train_state, int live) {
+// only when extended: its plain resume writes nothing). Said beside warn_metrics_gap's warning too (a
+// resume from an earlier snapshot stopped before its first checkpoint leaves both, docs/interface.md,
+// section 5, "Resumable"): the user learns of each at once, not of one after fixing the other. The way
+// on is then that warning's snapshot (gap_resume), not "train --resume RUN goes on from it", refused then.
+static void warn_stale_config(const char *path, const char *train_state, int live, const char *gap_resume) {
     char dir[4400], cfg_path[4420];
     // A run training in it (live) writes config.json just after each checkpoint: read between the two,
     // they differ by a checkpoint's steps with nothing wrong (cmd/runfolder.h, run_folder_busy).
@@ -379,7 +384,10 @@ static void warn_stale_config(const char *path, const char *train_state, int liv
     const cJSON *ks = cJSON_GetObjectItemCaseSensitive(ck, "step"), *kt = cJSON_GetObjectItemCaseSensitive(ck, "total_steps");
     int finished = cJSON_IsNumber(ks) && cJSON_IsNumber(kt) && ks->valuedouble >= kt->valuedouble;
     char way[4600];
-    if (finished)
+    if (gap_resume[0])
+        snprintf(way, sizeof way, "the checkpoint is the run's state; %s, the resume that writes metrics.csv's rows "
+                 "between again, rewrites config.json", gap_resume);
+    else if (finished)
         snprintf(way, sizeof way, "the checkpoint is the run's state; the run has reached its last step, so config.json "
                  "stays as it is until train --resume %s --steps N extends it", dir);
     else snprintf(way, sizeof way, "the checkpoint is the run's state; train --resume %s goes on from it and rewrites "
@@ -454,7 +462,9 @@ int cmd_info(int argc, char **argv) {
         int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
         if (rc) cli_error(NULL, "%s", err);
         else rc = print_classifier(path, &cc, st_meta(f, "crc32"), st_meta(f, "vitmae_version"), json);
-        if (!rc) warn_metrics_gap(path, st_meta(f, "train_state"), "finetune", live || (ours && run_folder_busy(dir)));
+        char resume[4600];
+        if (!rc) warn_metrics_gap(path, st_meta(f, "train_state"), "finetune", live || (ours && run_folder_busy(dir)),
+                                  resume, sizeof resume);
         clf_ckpt_free(&cc);
         st_close(f);
         return rc ? 1 : 0;
@@ -478,7 +488,9 @@ int cmd_info(int argc, char **argv) {
     else rc = print_text(path, &ck, crc, version, pc);
     file_test_gate("VITMAE_FAULT_HOLD_INFO_COMPARE");   // tests: a run ends or begins between the read and the compare
     live = live || (ours && run_folder_busy(dir));
-    if (!warn_metrics_gap(path, ck.train_state, "train", live)) warn_stale_config(path, ck.train_state, live);
+    char resume[4600];
+    warn_metrics_gap(path, ck.train_state, "train", live, resume, sizeof resume);
+    warn_stale_config(path, ck.train_state, live, resume);
     ckpt_free(&ck);
     st_close(f);
     return rc;
