@@ -974,6 +974,32 @@ cp -r "$dir/rows5" "$dir/rows6"
 "$VITMAE" train --resume "$dir/rows6/checkpoint-8.safetensors" --data "$dir/moved" --steps 11 > /dev/null 2> "$dir/err"; rc=$?
 t "an earlier snapshot given the later snapshots' own --steps: goes on, the same weights ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/rows5/checkpoint.safetensors" "$dir/rows6/checkpoint.safetensors"'
+# Back to an earlier snapshot over other training images (a file removed since): the steps past it are
+# not those of the later checkpoints, which the resume does not write again where their step is off its
+# cadence (a Ctrl-C's): they stayed among its files for good, counted by --keep, and a --resume of one
+# went on without a word. Refused as the other schedule's, exit 2, one line, nothing changed (sample
+# sheets, metrics.csv, config.json); --out goes on in a folder of its own, the latest checkpoint still
+# resumes there (the warning alone), and so does an earlier snapshot where only the --val images changed.
+cp -r "$dir/moved" "$dir/fewer" && rm "$(find "$dir/fewer" -type f | sort | head -n 1)"
+cp -r "$dir/rows" "$dir/rowsimg"
+"$VITMAE" train --resume "$dir/rowsimg/checkpoint-3.safetensors" --data "$dir/fewer" > /dev/null 2> "$dir/err"; rc=$?
+diff -r "$dir/rows" "$dir/rowsimg" > "$dir/diff" 2>&1; dr=$?
+"$VITMAE" train --resume "$dir/rowsimg/checkpoint-3.safetensors" --data "$dir/fewer" --out "$dir/rowsimg2" > /dev/null 2>&1; rc2=$?
+"$VITMAE" train --resume "$dir/rowsimg" --data "$dir/fewer" --steps 10 > /dev/null 2> "$dir/err2"; rc3=$?
+t "an earlier snapshot over other training images in its own folder: exit 2, one line, nothing changed; --out and the latest go on ($rc $dr $rc2 $rc3: $(cat "$dir/err" "$dir/diff" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qx "vitmae: train --resume $dir/rowsimg/checkpoint-3.safetensors: $dir/rowsimg holds later checkpoints of this run made with other images than this resume.s (3 files, the first $dir/rowsimg/checkpoint-6.safetensors, step 6 of 8, checkpoint.safetensors among them); going on from step 3 would leave them among its files; continue in a folder of its own with --out DIR (or move them away)" "$dir/err" && [ $dr -eq 0 ] &&
+   [ $rc2 -eq 0 ] && [ "$(tail -n 1 "$dir/rowsimg2/metrics.csv" | cut -d, -f1)" = 8 ] &&
+   [ $rc3 -eq 0 ] && [ "$(wc -l < "$dir/err2")" -eq 1 ] && grep -q "^vitmae: warning: train --resume: the images of $dir/fewer are not those the run was checkpointed with" "$dir/err2" && [ "$(tail -n 1 "$dir/rowsimg/metrics.csv" | cut -d, -f1)" = 10 ]'
+rm -rf "$dir/rowsimg" "$dir/rowsimg2"
+# Where only the --val images changed, the training images are the same and so are the later steps: an
+# earlier snapshot goes on in its own folder (the warning says the weights train as they would have).
+"$VITMAE_TOOLS/synth" "$dir/vimg" --count 6 --size 16 --seed 8 > /dev/null
+"$VITMAE" train $base --data "$dir/moved" --val "$dir/vimg" --steps 4 --ckpt-every 2 --keep 5 --out "$dir/valimg" > /dev/null 2>&1
+rm "$(find "$dir/vimg" -type f | sort | head -n 1)"
+"$VITMAE" train --resume "$dir/valimg/checkpoint-2.safetensors" > /dev/null 2> "$dir/err"; rc=$?
+t "an earlier snapshot where only the --val images changed: goes on, the warning alone ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the training images are the same" "$dir/err" && [ "$(tail -n 1 "$dir/valimg/metrics.csv" | cut -d, -f1)" = 4 ]'
+rm -rf "$dir/valimg" "$dir/vimg"
 
 # A metrics.csv whose last row was cut short (a resume that extends the run killed as it wrote its row
 # 7, an edit): the resumed run drops that row rather than gluing its next row onto it. (The finished

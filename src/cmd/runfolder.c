@@ -1659,7 +1659,7 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
              "goes on with them, so it will not end as the uninterrupted run would have%s", cmd, data,
              val ? " and of --val " : "", val ? val : "", atol(now), atol(was), val ? ", the two folders together" : "",
              also);
-    return 1;
+    return 2;
 }
 
 // The end of the lines that stop a run at a non-finite loss or weights: the checkpoint still good, or

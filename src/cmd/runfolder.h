@@ -363,8 +363,9 @@ int run_folder_has_sheets(const char *dir);
 // listed or a sheet cannot be removed.
 int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, char *err, size_t errlen);
 // The checkpoints in dir past step (numbered snapshots of the run, and checkpoint.safetensors) whose
-// train_state's total_steps is not total: how many, whether checkpoint.safetensors is one, and the
-// earliest's name, step and total.
+// train_state's total_steps is not total (every one where total < 0: a resume on other training images,
+// whose later steps are not those of any schedule's): how many, whether checkpoint.safetensors is one,
+// and the earliest's name, step and total.
 typedef struct RunLater {
     long step, total;
     int count, latest;
@@ -373,9 +374,9 @@ typedef struct RunLater {
 } RunLater;
 // The earliest such checkpoint's step, with *later filled; -1 when none; -2 with errno when dir cannot
 // be listed (a later snapshot may be there: the caller says so, not a guess). A resume from step on
-// another schedule than theirs (other --steps, or none where the run was extended since) would leave
-// them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
-// over (a resume of it says why).
+// another schedule than theirs (other --steps, or none where the run was extended since), or on other
+// training images than the snapshot's, would leave them among its files (docs/interface.md, section 9).
+// A file whose state cannot be read is passed over (a resume of it says why).
 long run_folder_later_schedule(const char *dir, long step, long total, RunLater *later);
 // A resume of the run dir holds, from step to total with snapshots kept (keep > 0): CLI_USAGE with err
 // (prefixed by cmd --resume arg) when dir holds a checkpoint-<s>.safetensors, step < s <= total, that
@@ -573,10 +574,11 @@ enum { RUN_DATA_SIG_MAX = 120 };
 void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, const int *val_idx,
                         int nval, char *sig, size_t n);
 // The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
-// none was recorded: older runs); else 1 with the warning line for cli_message in msg, naming data
-// and the --val folder val (NULL for a held-out split), whose images the counts include; where the
-// training images are the same and only the --val folder's changed, the line says that the weights
-// train as before and only the validation numbers come from other images; where both changed (and both
+// none was recorded: older runs); else the warning line for cli_message in msg, naming data and the
+// --val folder val (NULL for a held-out split), whose images the counts include, and 1 where the
+// training images are the same and only the --val folder's changed (the line says that the weights
+// train as before and only the validation numbers come from other images), 2 where the training images
+// changed too, or cannot be told apart (a run from before the second part); where both changed (and both
 // signatures have the validation part), the line says that the validation images are other images too.
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n);

@@ -473,9 +473,12 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         // another schedule than the one the run now goes on with (other --steps/--epochs given, or none
         // where the run was extended since): those later checkpoints would not be written again, so they
         // would stay among its files (--keep pruning by step, and a --resume of them taking the new run's
-        // metrics rows as their own). Refused; the same schedule writes them again, bit for bit.
+        // metrics rows as their own). Refused; the same schedule writes them again, bit for bit, over the
+        // same training images: over others (known once --data is scanned, before anything in the folder
+        // is changed) the run goes elsewhere, and every later checkpoint is of the trajectory it leaves.
         RunLater lt;
-        long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &lt) : -1;
+        long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step,
+                                                      t->trains_other_images ? -1 : t->rs.total_steps, &lt) : -1;
         if (later == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
             snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
             return 1;
@@ -491,14 +494,20 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                          lt.name, later, lt.total, lt.latest && strcmp(lt.name, "checkpoint.safetensors")
                                                        ? ", checkpoint.safetensors among them" : "");
             // All of one schedule (the run extended once since), theirs given is a way on in this folder:
-            // the resume goes on over them on their schedule, no stale file left (docs/interface.md, section 9).
-            char theirs[96] = "";
-            if (!lt.mixed)
-                snprintf(theirs, sizeof theirs, ", or give their --steps %ld to write them over on it", lt.total);
-            snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "
-                     "(%s; this resume's is of %ld steps); going on from step %ld would leave them among its files; "
-                     "continue in a folder of its own with --out DIR%s (or move them away)", a->resume, t->run_dir,
-                     which, t->rs.total_steps, t->rs.step, theirs);
+            // the resume goes on over them on their schedule, no stale file left (docs/interface.md, section 9);
+            // not on other images, which no schedule makes them again.
+            char theirs[96] = "", whose[4800 + 64];
+            if (t->trains_other_images) {
+                snprintf(whose, sizeof whose, "made with other images than this resume's (%s)", which);
+            } else {
+                snprintf(whose, sizeof whose, "on another schedule (%s; this resume's is of %ld steps)", which,
+                         t->rs.total_steps);
+                if (!lt.mixed)
+                    snprintf(theirs, sizeof theirs, ", or give their --steps %ld to write them over on it", lt.total);
+            }
+            snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run %s; going on from step %ld "
+                     "would leave them among its files; continue in a folder of its own with --out DIR%s (or move "
+                     "them away)", a->resume, t->run_dir, whose, t->rs.step, theirs);
             return CLI_USAGE;
         }
         if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir,
@@ -732,9 +741,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     char images[RUN_DATA_SIG_MAX];
     run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, t->vds == &t->val_ds ? NULL : t->train_idx,
                        t->ntrain, t->val_idx, t->nval, images, sizeof images);
-    if (!resuming || !run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
-                                       t->images_changed, sizeof t->images_changed))
-        t->images_changed[0] = 0;
+    int changed = resuming ? run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
+                                              t->images_changed, sizeof t->images_changed) : 0;
+    if (!changed) t->images_changed[0] = 0;
+    t->trains_other_images = changed == 2;
     snprintf(t->rs.images, sizeof t->rs.images, "%s", images);
     // A resume on another count of training images starts the epoch column's new stretch (cmd/runfolder.h).
     run_epochs_resume(&t->rs.epochs, t->rs.step, t->rs.batch, t->ntrain);

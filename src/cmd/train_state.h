@@ -131,6 +131,7 @@ typedef struct Train {
     FILE *metrics;
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
+    int trains_other_images;     // ... and its training images are others: the weights go on otherwise
     StoreNote cache_note;        // --cache-mb lowered to fit beside the run (run_fit_cache): said with the store's
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
     int ended;                   // resumed at its last step: nothing to train, nothing written
