@@ -1141,7 +1141,18 @@ err "resume into another run" 2 "holds another run" "$VITMAE" finetune --resume 
 t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
 err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
-err "train --resume of a fine-tuning run" 1 "a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)" "$VITMAE" train --resume "$dir/run"
+# train --resume of a fine-tuning run advises finetune --resume, which of a finished run (step 20 of 20)
+# trains nothing and refuses more --steps (a fine-tuning run keeps them): the line says it is finished and
+# names the new run finetune --ckpt starts from the run's init (docs/data.md, "Run folders"), for the
+# folder, its checkpoint and its last snapshot alike. An unfinished run's snapshot keeps the advice.
+for ck in "$dir/run" "$dir/run/checkpoint.safetensors" "$dir/run/checkpoint-20.safetensors"; do
+  file=$ck; [ -d "$ck" ] && file="$ck/checkpoint.safetensors"
+  "$VITMAE" train --resume "$ck" > /dev/null 2> "$dir/err"; rc=$?
+  t "train --resume $ck of a finished fine-tuning run: exit 1, said finished, a new finetune run advised ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: $file: cannot resume: a fine-tuned classifier'"'"'s checkpoint, of a finished run (it reached its last step, 20, and a fine-tuning run keeps its --steps); with vitmae finetune, start a new run with --ckpt $pre_abs for another, in another --out folder" ]'
+done
+err "train --resume of an unfinished fine-tuning run (step 6 of 12)" 1 "t2/checkpoint-6.safetensors: cannot resume: a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)$" \
+  "$VITMAE" train --resume "$dir/t2/checkpoint-6.safetensors"
 # A refused flag stays one line on a folder with a file the scan skips (the skipped lines used to come
 # first, so the usage error was the last of several lines); a run that starts still names the file.
 mkdir -p "$dir/skip/circle" "$dir/skip/square"

@@ -896,9 +896,11 @@ t "finetune --resume of a pretraining folder without its checkpoint: exit 2, tra
 rm "$dir/ftk/metrics.csv"
 "$VITMAE" train $small --data "$dir/moved" --steps 1 --out "$dir/ftk" > /dev/null 2> "$dir/err"; r1=$?
 "$VITMAE" train --resume "$dir/ftk" > /dev/null 2> "$dir/err2"; r2=$?
-t "train --out of a finished fine-tuning run without metrics.csv: exit 2, a fine-tuning run named, finished; --resume says the classifier's ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+# (--resume of the finished run says it is finished, naming a new run from its init, not finetune --resume.)
+first_abs="$(cd "$dir" && pwd -P)/first.safetensors"   # as the run records it (its init)
+t "train --out of a finished fine-tuning run without metrics.csv: exit 2, a fine-tuning run named, finished; --resume says the classifier's, finished ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
   '[ $r1 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/ftk: the folder already holds a finished fine-tuning run (a fine-tuning run keeps its --steps: it trains no more); pass another --out folder, or --overwrite to move it aside (to $dir/ftk.old-N)" ] &&
-   [ $r2 -eq 1 ] && [ "$(cat "$dir/err2")" = "vitmae: $dir/ftk/checkpoint.safetensors: cannot resume: a fine-tuned classifier'"'"'s checkpoint (continue it with vitmae finetune --resume)" ]'
+   [ $r2 -eq 1 ] && [ "$(cat "$dir/err2")" = "vitmae: $dir/ftk/checkpoint.safetensors: cannot resume: a fine-tuned classifier'"'"'s checkpoint, of a finished run (it reached its last step, 4, and a fine-tuning run keeps its --steps); with vitmae finetune, start a new run with --ckpt $first_abs for another, in another --out folder" ]'
 rm "$dir/ftk/checkpoint.safetensors"
 "$VITMAE" train $small --data "$dir/moved" --steps 1 --out "$dir/ftk" > /dev/null 2> "$dir/err"; r1=$?
 "$VITMAE" train --resume "$dir/ftk" > /dev/null 2> "$dir/err2"; r2=$?

@@ -493,6 +493,17 @@ static long finished_run_way(const char *path, char *way, size_t n) {
     return last;
 }
 
+long run_finished_way(const char *path, char *way, size_t n) {
+    // At its last step exactly: a step past total_steps is a damaged state, which finetune --resume names.
+    cJSON *o = checkpoint_state(path);
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step"),
+                *total = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
+    int done = cJSON_IsNumber(step) && cJSON_IsNumber(total) && total->valuedouble > 0 &&
+               step->valuedouble == total->valuedouble;
+    cJSON_Delete(o);
+    return done ? finished_run_way(path, way, n) : 0;
+}
+
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
     char names[64], gone[160];

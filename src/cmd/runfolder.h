@@ -40,6 +40,10 @@ const char *run_new_run_flag(const char *init, char *buf, size_t n, int *gone);
 // "start a new run with FLAG for another" (run_new_run_flag), with "(this run started from INIT, which is
 // gone)" after it when it is. Made in way.
 const char *run_new_run_way(const char *init, char *way, size_t waylen);
+// A fine-tuning run's checkpoint at path that is its run's last (its train_state's step is total_steps):
+// that step, returned, and in way the way on (run_new_run_way of the init it records, "start a new run for
+// another" without one); 0, way untouched, when it is not finished (or past it) or has no train_state.
+long run_finished_way(const char *path, char *way, size_t n);
 // RUN_HOLDS_SAME when dir holds the run the checkpoint file is of (the same run_id: a copy of its
 // folder), else RUN_HOLDS_OTHER: the refusal of a resume into dir given with --out.
 int run_folder_holds_which(const char *file, const char *dir);

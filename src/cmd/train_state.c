@@ -138,7 +138,16 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
     if (clf || !ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
         int stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
         ckpt_free(ck);
+        char way[CLI_ERR_MAX];
+        long last = clf ? run_finished_way(path, way, sizeof way) : 0;
         if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
+        // A finished fine-tuning run: "continue it with vitmae finetune --resume" led to "nothing to train",
+        // and its --steps cannot grow (a fine-tuning run keeps them): a new run is the way on, as
+        // finetune --out of its folder says (docs/data.md, "Run folders").
+        else if (last > 0)
+            snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint, of a finished run (it reached "
+                     "its last step, %ld, and a fine-tuning run keeps its --steps); with vitmae finetune, %s, in another "
+                     "--out folder", path, last, way);
         else if (clf && ckpt_peek_has_state(path))
             snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
                      "finetune --resume)", path);
