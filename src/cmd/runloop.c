@@ -51,6 +51,27 @@ static void say_saved(const RunLoop *L) {
     run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
 }
 
+// The save of a stop or of the run's last step (rank 0's; the other ranks pass): the checkpoint, then
+// what follows it, the stop's mark between them: a second Ctrl-C while train's config.json is written
+// says that the checkpoint is saved. 0, or 1 after the line that says what failed and what is left.
+static int save_at_end(const RunLoop *L, const struct stat *home, long saved_at, int resumable, char *err,
+                       size_t errlen) {
+    if (dist_rank() != 0) { run_saved = 1; return 0; }
+    int gone = run_folder_gone(L->run_dir, home, resumable, err, errlen);
+    if (gone || L->save_checkpoint(L->ctx, err, errlen)) {
+        if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, errlen)) kept_note(L, saved_at, err, errlen);
+        return cli_report(L->cmd, err, 1);
+    }
+    run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
+    if (L->save_after && L->save_after(L->ctx, err, errlen)) {
+        gone = run_folder_gone(L->run_dir, home, 1, err, errlen);   // the checkpoint went with the folder
+        int rc = cli_report(L->cmd, err, 1);
+        if (!gone) say_saved(L);
+        return rc;
+    }
+    return 0;
+}
+
 int run_loop(const RunLoop *L) {
     int rank0 = dist_rank() == 0, stop = 0, stop_saved = 0, rc = 0;
     char err[CLI_ERR_MAX];
@@ -143,12 +164,28 @@ int run_loop(const RunLoop *L) {
         int do_log = at % L->log_every == 0 || last;
         int do_eval = at % L->eval_every == 0 || last;
         int do_samples = L->sample_every > 0 && (at % L->sample_every == 0 || last);
+        // A stop at a step that validates or draws a sample sheet saves before them: under mpirun the
+        // ranks' SIGKILL follows their SIGTERM by a second, and a validation of seconds first lost the
+        // stop's checkpoint (docs/distributed.md, "Faults"). The checkpoint carries no losses: the step's
+        // row, written next, holds them; a row lost to a kill is no gap (cmd/runfolder.h,
+        // run_metrics_gap_of). The last step's outputs come first still: its row is the finished run's.
+        if (stop && !last && (do_eval || do_samples)) {
+            file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
+            carry(L, &c, 1);
+            *L->log_loss_sum = 0;
+            *L->log_steps = 0;
+            rc = dist_max_int(save_at_end(L, home, saved_at, saved_at >= 0 || first_step > 0, err, sizeof err));
+            if (rc) { progress_end(&prog, stdout); break; }
+            if (rank0) saved_at = at;
+            stop_saved = 1;
+        }
         if (do_log || do_eval || do_samples) {
             MetricsRow row = {.step = at, .epoch = run_epoch_at(L->epochs, at, B), .lr = lr,
                               .loss = c.interval_loss / c.interval_n, .val_loss = NAN, .val_psnr = NAN,
                               .img_per_s = interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               .elapsed_s = *L->elapsed_s + (t1 - c.session_start)};
             int logged = 0, resumable = saved_at >= 0 || first_step > 0;
+            if (stop) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS");   // tests: a kill there
             int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
             int failed = gone || (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err));
             // The validation a row holds is said also when a later output of the step failed (a sample
@@ -196,9 +233,14 @@ int run_loop(const RunLoop *L) {
     if (out_failed) {
         // A step's validation, metrics row, sample sheet or curves failed after the step was taken: its
         // weights are sound, so they are saved before the run stops, and a picture that memory or the
-        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
-        carry(L, &c, 0);
-        int saved = save_all(L, err, sizeof err);
+        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1. A stop's
+        // checkpoint saved before them holds the step already, unless its row was not written: then its
+        // losses are carried, as they were without the stop.
+        int saved = 0;
+        if (!stop_saved || c.interval_n) {
+            carry(L, &c, 0);
+            saved = save_all(L, err, sizeof err);
+        }
         if (saved == -1) kept_note(L, saved_at, err, sizeof err);
         if (saved) cli_report(L->cmd, err, 1);
         if (saved != -1) say_saved(L);
@@ -206,23 +248,11 @@ int run_loop(const RunLoop *L) {
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         carry(L, &c, 0);
-        // The checkpoint, then what follows it, the stop's mark between them: a second Ctrl-C while
-        // train's config.json is written says that the checkpoint is saved.
-        int resumable = saved_at >= 0 || first_step > 0;
-        int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
-        // stop_saved: the periodic save was the stop's, config.json with it (written again, its elapsed_s
-        // read in info as an edit); neither is written twice.
-        int saved = !rank0 || stop_saved || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
-        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved) {
-            if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err))
-                kept_note(L, saved_at, err, sizeof err);
-            rc = cli_report(L->cmd, err, 1);
-        } else if (rank0 && !stop_saved && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
-            gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder
-            rc = cli_report(L->cmd, err, 1);
-            if (!gone) say_saved(L);
-        } else if (stop && *L->step < L->total_steps) {
+        // stop_saved: the stop's save was made already, a periodic one or before the stopped step's
+        // outputs, config.json with it (written again, its elapsed_s read in info as an edit); neither is
+        // written twice.
+        rc = stop_saved ? 0 : save_at_end(L, home, saved_at, saved_at >= 0 || first_step > 0, err, sizeof err);
+        if (rc == 0 && stop && *L->step < L->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
                     L->ckpt_path, L->run_dir);
             file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
@@ -230,7 +260,7 @@ int run_loop(const RunLoop *L) {
             // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.
             if (rank0 && L->curves(L->ctx, err, sizeof err))
                 cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
-        } else
+        } else if (rc == 0)
             cli_out("done: %ld step%s in %.1f s; checkpoint %s", *L->step, *L->step == 1 ? "" : "s", *L->elapsed_s,
                     L->ckpt_path);
         rc = dist_max_int(rc);
