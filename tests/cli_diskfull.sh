@@ -72,6 +72,20 @@ t "metrics.csv over the limit mid-run: exit 1, named ($(head -n 1 "$dir/err"))" 
 t "metrics.csv over the limit mid-run: whole rows only, the last ending in a newline ($(tail -c 30 "$dir/cut/metrics.csv" | tr "\n" "|"))" \
   '[ "$(tail -c 1 "$dir/cut/metrics.csv" | od -An -c | tr -d " ")" = "\n" ] && [ "$(wc -l < "$dir/cut/metrics.csv")" -gt 100 ] &&
    [ -z "$(awk -F, "NF != 8" "$dir/cut/metrics.csv")" ]'
+# The run's advice followed: a step whose metrics row failed saves its checkpoint ("saved RUN/...
+# at step S (continue with --resume RUN)"), and the resume writes that row first, with the losses the
+# checkpoint carries, then goes on: its metrics.csv is the uninterrupted run's (it lacked row S, and
+# row S+1 held the mean of both intervals), its weights too. A model of 47 KB checkpoints, a 50 KB limit
+# (100 blocks of 512 bytes) that metrics.csv reaches first, near step 650.
+tiny="--data $dir/data --img 16 --patch 4 --batch 8 --dim 8 --heads 2 --depth 1 --dec-dim 8 --dec-heads 2 --dec-depth 1 --val-frac 0.1 --threads 1 --log-every 1 --eval-every 100000 --sample-every 100000 --ckpt-every 100000 --steps 1000"
+(ulimit -f 100 && exec "$VITMAE" train $tiny --out "$dir/gap") > /dev/null 2> "$dir/err"; rc=$?
+gap_at=$(step_of "$dir/gap/checkpoint.safetensors")
+"$VITMAE" train --resume "$dir/gap" --threads 1 > /dev/null 2> "$dir/err2"; rc2=$?
+"$VITMAE" train $tiny --out "$dir/nogap" > /dev/null 2>&1
+t "metrics.csv's row failed at step $gap_at, the run resumed as advised ($rc, $rc2: $(tail -n 1 "$dir/err") $(cat "$dir/err2")): its rows and weights the uninterrupted run's ($(losses "$dir/nogap" > "$dir/nogap.csv"; losses "$dir/gap" | diff "$dir/nogap.csv" - | grep "^[<>]" | head -n 4 | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: saved $dir/gap/checkpoint.safetensors at step $gap_at of 1000 (continue with --resume $dir/gap)$" "$dir/err" &&
+   [ $rc2 -eq 0 ] && [ ! -s "$dir/err2" ] && same_run "$dir/nogap" "$dir/gap"'
+rm -rf "$dir/gap" "$dir/nogap"
 
 # 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
 #     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.

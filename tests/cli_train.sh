@@ -531,7 +531,8 @@ rm -rf "$dir/int4"
 # step, before its outputs (VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS), as by that SIGKILL: the
 # checkpoint, its snapshot and config.json hold the stopped step (the one after metrics.csv's last
 # row); info names no gap (that step's row alone missing), and the resume ends bitwise equal to the
-# uninterrupted run, its rows the same but the stopped step's.
+# uninterrupted run, its rows the same, the stopped step's too: the resume writes it first, with the
+# losses the stop's checkpoint carries (it carried none, and the row stayed missing).
 vstop="--steps 40 --eval-every 1 --ckpt-every 100000 --log-every 1 --threads 1"
 rm -f "$dir/vstop.gate" "$dir/vstop.gate.held"
 VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS="$dir/vstop.gate" "$VITMAE" train $small $vstop --out "$dir/vstop" > "$dir/vstop.log" 2> "$dir/vstop.err" &
@@ -548,8 +549,22 @@ t "SIGTERM in a step that validates, killed before the validation: the stop's ch
 "$VITMAE" train $small $vstop --out "$dir/vfull" > /dev/null 2>&1
 t "... info names no gap ($rc: $(cat "$dir/vstop.info")), the resume ($rc2: $(cat "$dir/vstop.rerr")) ends as the uninterrupted run, bitwise" \
   '[ $rc -eq 0 ] && [ ! -s "$dir/vstop.info" ] && [ $rc2 -eq 0 ] && same_weights "$dir/vfull/checkpoint.safetensors" "$dir/vstop/checkpoint.safetensors" &&
-   [ "$(losses "$dir/vstop")" = "$(losses "$dir/vfull" | grep -v "^$stopped,")" ]'
+   [ "$(losses "$dir/vstop")" = "$(losses "$dir/vfull")" ]'
 rm -rf "$dir/vstop" "$dir/vfull"
+# A step whose sample sheet failed (a folder at samples/step-20.png's name) saves its checkpoint and
+# says to resume; with the folder moved away the resume draws that sheet first (it was never drawn),
+# and the run ends as the uninterrupted one: its weights, its rows, its sheets.
+VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 30 --eval-every 10 --threads 1 --out "$dir/sgap" > /dev/null 2>&1
+mkdir -p "$dir/sgap/samples/step-20.png"
+"$VITMAE" train --resume "$dir/sgap" --threads 1 > /dev/null 2> "$dir/sgap.err"; rc=$?
+rmdir "$dir/sgap/samples/step-20.png"
+"$VITMAE" train --resume "$dir/sgap" --threads 1 > /dev/null 2> "$dir/sgap.rerr"; rc2=$?
+"$VITMAE" train $small --steps 30 --eval-every 10 --threads 1 --out "$dir/sfull" > /dev/null 2>&1
+t "a sample sheet failed at step 20 ($rc: $(tail -n 1 "$dir/sgap.err")), the resume ($rc2: $(cat "$dir/sgap.rerr")) draws it: the uninterrupted run's sheets ($(ls "$dir/sgap/samples" | tr "\n" " ")), rows and weights" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: saved $dir/sgap/checkpoint.safetensors at step 20 of 30 (continue with --resume $dir/sgap)$" "$dir/sgap.err" &&
+   [ $rc2 -eq 0 ] && [ ! -s "$dir/sgap.rerr" ] && cmp -s "$dir/sfull/samples/step-20.png" "$dir/sgap/samples/step-20.png" &&
+   cmp -s "$dir/sfull/samples/step-30.png" "$dir/sgap/samples/step-30.png" && same_run "$dir/sfull" "$dir/sgap"'
+rm -rf "$dir/sgap" "$dir/sfull"
 # A second Ctrl-C during the start-up (held at the gate before the folder's lock, before step 1): no
 # step has run, so nothing is lost; the line says so (it said "the steps since the last checkpoint are
 # lost"). The first one's line and the save after step 1 are the contract's (../shared/CONTRACT.md).

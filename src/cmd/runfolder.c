@@ -722,6 +722,13 @@ int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, cha
     return removed ? 1 : 0;
 }
 
+int run_sheet_missing(const char *dir, long step) {
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/samples/step-%ld.png", dir, step);
+    return lstat(path, &st) != 0 && errno == ENOENT;
+}
+
 // The newest RUN/checkpoint-<step>.safetensors of the run the folder holds where its run_id is known
 // (another run's copy is no advice to resume), -1 when there is none, or -2 with errno when the folder
 // cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller

@@ -366,6 +366,9 @@ int run_folder_has_sheets(const char *dir);
 // line that says so) when any was removed, 0 when none (note ""), -1 with err when samples/ cannot be
 // listed or a sheet cannot be removed.
 int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, char *err, size_t errlen);
+// 1 when dir/samples/step-<step>.png, the sheet of step, is not there (no file or link of the name), 0
+// when it is or cannot be looked at: a resume draws the sheet its checkpoint's step lacks (cmd/runloop.h).
+int run_sheet_missing(const char *dir, long step);
 // The checkpoints in dir past step (numbered snapshots of the run, and checkpoint.safetensors) whose
 // train_state's total_steps is not total (every one where total < 0: a resume on other training images,
 // whose later steps are not those of any schedule's): how many, whether checkpoint.safetensors is one,
@@ -398,7 +401,7 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 // rows up to it out); -2 when rows are missing and no snapshot can give them back; -1 when no row is
 // missing or the state cannot be read (docs/interface.md, section 9). The row of step itself alone missing is no gap: a run whose
 // output failed at a step saves that step's checkpoint without its row, and a row cut by a kill is
-// dropped; but at a finished run's last step (total_steps) it is, its plain resume writing no row.
+// dropped (the resume writes it first, from the losses the checkpoint carries: cmd/runloop.h); but at a finished run's last step (total_steps) it is, its plain resume writing no row.
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last);
 // --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
 // with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a

@@ -72,6 +72,50 @@ static int save_at_end(const RunLoop *L, const struct stat *home, long saved_at,
     return 0;
 }
 
+// A resumed run's outputs of the step its checkpoint holds, as a run never stopped made them
+// (docs/data.md, "Run folders"): a step whose metrics row or sample sheet failed saves its checkpoint
+// without them, and so does a stop at a step that validates (a kill during its outputs). Following the
+// failure's advice, --resume then never wrote that row, and the next row's loss was the mean over two
+// intervals (the checkpoint carries the row's losses); the sheet was never drawn. Where the step is one
+// with outputs due on the run's cadences and metrics.csv (its rows past the step dropped as the resume
+// opened it) ends before it, the row is written with the carried losses, validated where due (the same
+// weights and masks: the same numbers), and the sheet drawn where due and missing; where the row is
+// there, the losses carried are its own and go with it, and a sheet missing is drawn alone. A row
+// missing with no losses carried (metrics.csv edited, an older checkpoint) is left missing: its loss is
+// not known. Rank 0's, collective in the end; 0, or 1 after the line that says what failed.
+static int resumed_outputs(const RunLoop *L, Carried *c, Progress *prog, const struct stat *home, char *err,
+                           size_t errlen) {
+    long at = *L->step;
+    int rc = 0, restart = 0;
+    int do_log = at % L->log_every == 0, do_eval = at % L->eval_every == 0;
+    int do_samples = L->sample_every > 0 && L->sheet && at % L->sample_every == 0;
+    if (dist_rank() == 0) {
+        char metrics[4400];
+        snprintf(metrics, sizeof metrics, "%s/metrics.csv", L->run_dir);
+        long last = metrics_last_step(metrics);
+        int sheet = do_samples && run_sheet_missing(L->run_dir, at);
+        restart = last == at;   // the row holds the losses carried (a stop's save before its outputs)
+        if (last < at && c->interval_n > 0 && (do_log || do_eval || do_samples)) {
+            MetricsRow row = {.step = at, .epoch = run_epoch_at(L->epochs, at, L->batch),
+                              .lr = lr_at(at - 1, L->total_steps, L->warmup, L->lr, L->min_lr),
+                              .loss = c->interval_loss / c->interval_n, .val_loss = NAN, .val_psnr = NAN,
+                              .img_per_s = NAN, .elapsed_s = *L->elapsed_s};
+            int logged = 0;
+            rc = L->outputs(L->ctx, &row, do_eval, sheet, &logged, err, errlen);
+            if (do_eval && isfinite(row.val_loss) && (!rc || logged)) L->say_validation(L->ctx, prog, &row);
+            restart = logged;
+        } else if (sheet)
+            rc = L->sheet(L->ctx, at, err, errlen);
+        if (rc) {   // nothing trained since the checkpoint: it stays as it was, and a resume tries again
+            if (!run_folder_gone(L->run_dir, home, 1, err, errlen)) kept_note(L, at, err, errlen);
+            rc = cli_report(L->cmd, err, 1);
+        }
+    }
+    // The interval restarts on every rank alike (the next row averages the steps after this one).
+    if (dist_max_int(restart)) { c->interval_loss = 0; c->interval_n = 0; }
+    return dist_max_int(rc);
+}
+
 int run_loop(const RunLoop *L) {
     int rank0 = dist_rank() == 0, stop = 0, stop_saved = 0, rc = 0;
     char err[CLI_ERR_MAX];
@@ -110,6 +154,8 @@ int run_loop(const RunLoop *L) {
             L->say_validation(L->ctx, &prog, &row);
         rc = dist_max_int(rc);
     }
+    if (rc == 0 && first_step > 0 && first_step < L->total_steps)
+        rc = resumed_outputs(L, &c, &prog, home, err, sizeof err);
     progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
     while (rc == 0 && *L->step < L->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
@@ -166,14 +212,12 @@ int run_loop(const RunLoop *L) {
         int do_samples = L->sample_every > 0 && (at % L->sample_every == 0 || last);
         // A stop at a step that validates or draws a sample sheet saves before them: under mpirun the
         // ranks' SIGKILL follows their SIGTERM by a second, and a validation of seconds first lost the
-        // stop's checkpoint (docs/distributed.md, "Faults"). The checkpoint carries no losses: the step's
-        // row, written next, holds them; a row lost to a kill is no gap (cmd/runfolder.h,
-        // run_metrics_gap_of). The last step's outputs come first still: its row is the finished run's.
+        // stop's checkpoint (docs/distributed.md, "Faults"). The checkpoint carries the step's losses: a
+        // resume writes the row a kill or a failure left out with them, and drops them where the row is
+        // there (resumed_outputs). The last step's outputs come first still: its row is the finished run's.
         if (stop && !last && (do_eval || do_samples)) {
             file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
             carry(L, &c, 1);
-            *L->log_loss_sum = 0;
-            *L->log_steps = 0;
             rc = dist_max_int(save_at_end(L, home, saved_at, saved_at >= 0 || first_step > 0, err, sizeof err));
             if (rc) { progress_end(&prog, stdout); break; }
             if (rank0) saved_at = at;
@@ -233,11 +277,11 @@ int run_loop(const RunLoop *L) {
     if (out_failed) {
         // A step's validation, metrics row, sample sheet or curves failed after the step was taken: its
         // weights are sound, so they are saved before the run stops, and a picture that memory or the
-        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1. A stop's
-        // checkpoint saved before them holds the step already, unless its row was not written: then its
-        // losses are carried, as they were without the stop.
+        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1, and its
+        // resume makes the outputs the step lacks (resumed_outputs). A stop's checkpoint saved before them
+        // holds the step and its losses already: not saved twice.
         int saved = 0;
-        if (!stop_saved || c.interval_n) {
+        if (!stop_saved) {
             carry(L, &c, 0);
             saved = save_all(L, err, sizeof err);
         }

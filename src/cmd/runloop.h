@@ -57,6 +57,9 @@ typedef struct {
     // Rank 0's outputs at a step: validation (do_eval), the metrics row, sample sheets (do_samples), the
     // curves. *logged (where given): whether the row reached metrics.csv (also when what followed failed).
     int (*outputs)(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen);
+    // Rank 0's sample sheet of a step alone (NULL where sample_every is 0): a resume draws the one its
+    // checkpoint's step lacks where that step's row is there already.
+    int (*sheet)(void *ctx, long step, char *err, size_t errlen);
     // The progress line of a validation (row holds its numbers).
     void (*say_validation)(void *ctx, Progress *prog, const MetricsRow *row);
     // Rank 0's saves: the checkpoint, then what follows it (train's config.json; NULL: nothing), and the
@@ -67,7 +70,10 @@ typedef struct {
 } RunLoop;
 
 // The steps from *L->step to L->total_steps, or to a stop; collective under mpirun (every rank runs
-// it, and every rank leaves at the same step). Returns the command's exit code: 0, or 1 after the line
+// it, and every rank leaves at the same step). A resumed run first makes the outputs its checkpoint's step lacks (a
+// failed output's save, a kill during a stop's outputs): that step's metrics row with the losses the
+// checkpoint carries, its validation and sample sheet, as a run never stopped made them (docs/data.md,
+// "Run folders"). Returns the command's exit code: 0, or 1 after the line
 // that says why (the rank that knows says it).
 int run_loop(const RunLoop *L);
 

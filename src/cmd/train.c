@@ -1205,6 +1205,8 @@ static int train_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples
     return train_out_step(ctx, row, do_eval, do_samples, logged, err, errlen);
 }
 
+static int train_sheet(void *ctx, long step, char *err, size_t errlen) { return train_out_sheet(ctx, step, err, errlen); }
+
 static void train_say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
     (void)ctx;
     progress_message(prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)", row->step,
@@ -1268,7 +1270,7 @@ int cmd_train(int argc, char **argv) {
                  .prefetch = a.lf.prefetch, .store_min_free_mb = a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr,
                  .data_dir = r->data, .val_dir = r->val, .notes = &t->notes, .gone_dirs = t->gone_dirs,
                  .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
-                 .gradient = train_gradient, .update = train_update, .outputs = train_outputs,
+                 .gradient = train_gradient, .update = train_update, .outputs = train_outputs, .sheet = train_sheet,
                  .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,
                  .save_after = train_save_config, .curves = train_curves};
     rc = run_loop(&L);

@@ -316,6 +316,8 @@ static int write_curves(Train *t, char *err, size_t errlen) {
 
 int train_out_curves(Train *t, char *err, size_t errlen) { return write_curves(t, err, errlen); }
 
+int train_out_sheet(Train *t, long step, char *err, size_t errlen) { return write_samples(t, step, err, errlen); }
+
 // ---------------------------------------------------------------------------------------------
 // Metrics and the outputs of a logged step
 

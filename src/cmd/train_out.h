@@ -30,6 +30,8 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *
 // its checkpoint is saved, so that the picture shows the rows it saved past the last evaluation. 0, or -1
 // with err (a warning: the checkpoint is saved already).
 int train_out_curves(Train *t, char *err, size_t errlen);
+// RUN/samples/step-<step>.png alone (a resume's, for the sheet its checkpoint's step lacks: cmd/runloop.h).
+int train_out_sheet(Train *t, long step, char *err, size_t errlen);
 // Reports once each file of ds (the training or the validation dataset) found broken since the last
 // call, one stderr line each, worded by the split the image is in, whichever pass found it:
 // "vitmae: [rank R: ]skipped PATH: REASON (found while training; an image of its batch that decodes
