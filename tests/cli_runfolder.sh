@@ -201,6 +201,26 @@ t "old run whole in run.old-1" 'cmp -s "$dir/run.old-1/checkpoint.safetensors" "
 t "new run alone in run (4 steps)" '[ "$(tail -n 1 "$dir/run/metrics.csv" | cut -d, -f1)" = 4 ] && [ ! -e "$dir/run/checkpoint-6.safetensors" ] && [ ! -e "$dir/run/samples/step-6.png" ]'
 "$VITMAE" train $small --steps 2 --out "$dir/run" --overwrite > /dev/null 2>&1
 t "a second --overwrite takes run.old-2" '[ -d "$dir/run.old-2" ] && [ -d "$dir/run.old-1" ]'
+# A run folder named "." or ending in "/..": the advice named ..old-N (sub/...old-N) and --overwrite failed
+# ("cannot move . aside to ..old-1: Device or resource busy"). Its real name, resolved: moved to
+# DOT.old-1 beside it, the new run in DOT itself (not in the moved folder, where "." then is).
+real=$(cd "$dir" && pwd -P) && mkdir -p "$real/dot/sub" && (
+  cd "$real/dot" || exit 1
+  "$VITMAE" train $small --data "$dir/work/data" --steps 2 --out . > /dev/null 2>&1 &&
+  "$VITMAE" train $small --data "$dir/work/data" --steps 2 --out sub/.. > /dev/null 2>"$dir/err"; echo $? > "$dir/rc"
+  cp "$real/dot/checkpoint.safetensors" "$dir/dot-first.safetensors"
+  "$VITMAE" train $small --data "$dir/work/data" --steps 3 --out . --overwrite > "$dir/log" 2>&1; echo $? >> "$dir/rc"
+  cd "$real/dot" && mkdir -p sub || exit 1   # the shell went with the old run: the new one entered
+  "$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --batch 8 --threads 2 \
+    --data "$dir/work/data" --steps 2 --out sub/.. --overwrite > "$dir/log2" 2>&1; echo $? >> "$dir/rc")
+t "--out . / sub/..: the advice names DOT.old-N, --overwrite moves DOT there, the new run in DOT ($(cat "$dir/rc" "$dir/err" "$dir/log" "$dir/log2" | grep -v "^ \|warning" | head -c 600))" \
+  '[ "$(cat "$dir/rc" | tr "\n" " ")" = "2 0 0 " ] &&
+   grep -qx "vitmae: train --out sub/..: the folder already holds a run; pass --resume sub/.. to continue it, another --out folder, or --overwrite to move the old run aside (to $real/dot.old-N)" "$dir/err" &&
+   grep -qx -- "--overwrite: the old run in $real/dot was moved to $real/dot.old-1 (the working directory with it)" "$dir/log" &&
+   cmp -s "$real/dot.old-1/checkpoint.safetensors" "$dir/dot-first.safetensors" && [ -d "$real/dot.old-1/sub" ] &&
+   [ "$(tail -n 1 "$real/dot.old-2/metrics.csv" | cut -d, -f1)" = 3 ] && [ -d "$real/dot.old-2/sub" ] &&
+   grep -qx -- "--overwrite: the old run in $real/dot was moved to $real/dot.old-2 (the working directory with it)" "$dir/log2" &&
+   [ -s "$real/dot/checkpoint.safetensors" ] && [ ! -e "$real/dot/config.json" ] && [ ! -e "$real/dot.old-3" ]'
 
 # 3. Resume from another directory (the data path was relative); --steps extends the run.
 "$VITMAE" train $small --steps 6 --out "$dir/r" > /dev/null 2>&1

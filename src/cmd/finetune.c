@@ -1371,7 +1371,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     char err[CLI_ERR_MAX];
     if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
         // --ckpt moved with it: the start line and the run's record name where it is now.
-        if (run_folder_overwrite("finetune", t->run_dir, a->ckpt, t->init_shown, sizeof t->init_shown, err, sizeof err)) {
+        if (run_folder_overwrite("finetune", t->run_dir, sizeof t->run_dir, a->ckpt, t->init_shown, sizeof t->init_shown,
+                                 err, sizeof err)) {
             cli_error(NULL, "%s", err);
             return 1;
         }

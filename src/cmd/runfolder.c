@@ -508,25 +508,26 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
     char names[64], gone[160];
     const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, NULL, names, sizeof names) : NULL;
-    char latest[4400];
+    char latest[4400], aside[4096];
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    run_folder_aside_base(dir, aside, sizeof aside);   // where --overwrite moves it: the advice names that
     // A finished fine-tuning run: finetune --resume trains it no more (it keeps its --steps), so the way
     // "continue it with vitmae finetune --resume" led nowhere (train's --resume --steps N extends a run).
     if (kind && strcmp(kind, cmd) && !strcmp(kind, "finetune") && checkpoint_finished(latest))
         snprintf(err, errlen, "%s --out %s: the folder already holds a finished fine-tuning run (a fine-tuning run keeps "
                  "its --steps: it trains no more); pass another --out folder, or --overwrite to move it aside (to "
-                 "%s.old-N)", cmd, dir, dir);
+                 "%s.old-N)", cmd, dir, aside);
     else if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
-                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, dir);
+                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, aside);
     else if (mine)
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; pass --overwrite to move "
-                 "the folder aside (to %s.old-N) and start, or another --out folder", cmd, dir, mine, dir);
+                 "the folder aside (to %s.old-N) and start, or another --out folder", cmd, dir, mine, aside);
     else if (why == RUN_HOLDS_NO_CHECKPOINT)
         snprintf(err, errlen, "%s --out %s: the folder holds %s, nothing to resume; pass --overwrite to move it aside "
                  "(to %s.old-N) and start again, or another --out folder", cmd, dir,
-                 no_checkpoint_why(dir, gone, sizeof gone), dir);
+                 no_checkpoint_why(dir, gone, sizeof gone), aside);
     else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, NULL, names, sizeof names)))   // no run: a user's files
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; a resumed run continues in "
                  "its own folder or in a new --out folder", cmd, dir, mine);
@@ -546,28 +547,42 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run without its "
                      "checkpoint.safetensors; its newest snapshot, %s, is the run's last step: %s; or pass another "
                      "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res,
-                     finished_advice(cmd, res, dir, way, sizeof way), dir);
+                     finished_advice(cmd, res, dir, way, sizeof way), aside);
         else if (target == 3) {
             long last = finished_run_way(res, way, sizeof way);
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run (it reached its last step, %ld, "
                      "and a fine-tuning run keeps its --steps); %s, in another --out folder or with --overwrite to move "
-                     "the old run aside (to %s.old-N)", cmd, dir, last, way, dir);
+                     "the old run aside (to %s.old-N)", cmd, dir, last, way, aside);
         } else if (target)
             snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
-                     "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
+                     "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, aside);
         else
             snprintf(err, errlen, "%s --out %s: the folder already holds a run that cannot be resumed as it is (%s "
                      "--resume %s says why); pass another --out folder, or --overwrite to move it aside (to %s.old-N)",
-                     cmd, dir, cmd, dir, dir);
+                     cmd, dir, cmd, dir, aside);
     }
     return CLI_USAGE;
 }
 
-int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
-    char base[4096], reason[128];
-    snprintf(base, sizeof base, "%s", dir);
+int run_folder_aside_base(const char *dir, char *base, size_t n) {
+    snprintf(base, n, "%s", dir);
     size_t len = strlen(base);
     while (len > 1 && base[len - 1] == '/') base[--len] = 0;   // "runs/x/" -> "runs/x"
+    const char *last = strrchr(base, '/');
+    last = last ? last + 1 : base;
+    if (strcmp(last, ".") && strcmp(last, "..")) return 0;
+    // "." renamed to "..old-1" fails (EBUSY), "sub/.." to "sub/...old-1" would be inside the folder itself:
+    // its own name, resolved, gives DIR.old-N beside it (docs/data.md, "Run folders").
+    char *real = realpath(base, NULL);
+    int resolved = real && strlen(real) < n;
+    if (resolved) snprintf(base, n, "%s", real);
+    free(real);
+    return resolved;
+}
+
+int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
+    char base[4096], reason[128];
+    run_folder_aside_base(dir, base, sizeof base);
     for (int n = 1; n < 100000; n++) {
         snprintf(moved, movedlen, "%s.old-%d", base, n);
         if (renameat2(AT_FDCWD, base, AT_FDCWD, moved, RENAME_NOREPLACE) == 0) return 0;
@@ -590,15 +605,24 @@ static int path_below(const char *path, const char *dir, char *rest, size_t rest
     return below;
 }
 
-int run_folder_overwrite(const char *cmd, const char *dir, const char *file, char *file_now, size_t nowlen, char *err,
-                         size_t errlen) {
-    char moved[4200], rest[4096], why[CLI_ERR_MAX];
+int run_folder_overwrite(const char *cmd, char *dir, size_t dirlen, const char *file, char *file_now, size_t nowlen,
+                         char *err, size_t errlen) {
+    char moved[4200], rest[4096], why[CLI_ERR_MAX], base[4096];
     int inside = file && path_below(file, dir, rest, sizeof rest) && strlen(rest) < nowlen;
+    // Resolved before the move: "." names the moved folder after it (the working directory goes with it).
+    int resolved = run_folder_aside_base(dir, base, sizeof base) && strlen(base) < dirlen;
     if (run_folder_move_aside(dir, moved, sizeof moved, why, sizeof why)) {
         snprintf(err, errlen, "%s --overwrite: %s", cmd, why);
         return -1;
     }
-    cli_out("--overwrite: the old run in %s was moved to %s", dir, moved);
+    if (resolved) snprintf(dir, dirlen, "%s", base);   // the new run goes where the old one was
+    char *cwd = getcwd(NULL, 0), *now = realpath(moved, NULL);
+    size_t nl = now ? strlen(now) : 0;
+    int cwd_went = cwd && now && !strncmp(cwd, now, nl) && (cwd[nl] == 0 || cwd[nl] == '/');
+    free(cwd);
+    free(now);
+    cli_out("--overwrite: the old run in %s was moved to %s%s", dir, moved,
+            cwd_went ? " (the working directory with it)" : "");
     fflush(stdout);   // said even where a second stop signal ends the process at once (no exit flush)
     if (inside) snprintf(file_now, nowlen, "%.*s%s", (int)(nowlen - 1 - strlen(rest)), moved, rest);
     return 0;

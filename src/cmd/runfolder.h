@@ -73,16 +73,22 @@ int run_data_refuse_run_folder(const char *cmd, const char *flag, const Dataset 
 // naming it ("warning: WHAT_FLAG: RUN is a vitmae run folder ..."), kept in held (cli_hold) to be said
 // with the scan's other lines.
 void run_data_hold_run_folder(CliHeld *held, const char *what_flag, const Dataset *ds);
-// Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
-// stays whole. 0 ok with the new name in moved; -1 with err.
+// The name a run folder dir is moved aside from, into base (n bytes): dir without its trailing slashes,
+// and where its last part is "." or ".." (--out ., --out sub/..) the folder's own name, resolved
+// (realpath), so that its DIR.old-N lies beside it (docs/data.md, "Run folders"). 1 when resolved.
+int run_folder_aside_base(const char *dir, char *base, size_t n);
+// Renames dir (run_folder_aside_base) to DIR.old-N, the first N >= 1 not taken (never replacing
+// anything), so the old run stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
-// --overwrite of a run folder: moves dir aside (run_folder_move_aside) and says where on stdout. A
-// file that lay in it (--init, or finetune --ckpt RUN/checkpoint.safetensors with --out RUN;
-// may be NULL) is elsewhere then: its new name goes into file_now (nowlen bytes), which is left
-// alone when the file lay outside dir. 0 ok; -1 with err, labelled "CMD --overwrite: " (cmd "train",
-// "finetune"), as the flag that asked for the move.
-int run_folder_overwrite(const char *cmd, const char *dir, const char *file, char *file_now, size_t nowlen, char *err,
-                         size_t errlen);
+// --overwrite of a run folder: moves dir aside (run_folder_move_aside) and says where on stdout (and
+// that the working directory went with it, when it lay inside). A dir named "." or ".." at its end is
+// rewritten (dirlen bytes) to the resolved name the old run was moved from: "." would name the moved
+// folder now, and the new run goes where the old one was. A file that lay in it (--init, or finetune
+// --ckpt RUN/checkpoint.safetensors with --out RUN; may be NULL) is elsewhere then: its new name goes
+// into file_now (nowlen bytes), which is left alone when the file lay outside dir. 0 ok; -1 with err,
+// labelled "CMD --overwrite: " (cmd "train", "finetune"), as the flag that asked for the move.
+int run_folder_overwrite(const char *cmd, char *dir, size_t dirlen, const char *file, char *file_now, size_t nowlen,
+                         char *err, size_t errlen);
 // Under mpirun every rank loads its own copy of a checkpoint (--resume, --init, finetune --ckpt): a
 // stale copy on one machine would train another model, or hang the job at its end. The step and a
 // hash of the n floats of each of arrays[0..na) (NULL ones left out) are compared with rank 0's

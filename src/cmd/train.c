@@ -533,14 +533,17 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
     // A run from --init weights cannot go on as --resume (the two are refused together): the other ways.
     if (!a->overwrite && a->init) {
+        char aside[4096];
+        run_folder_aside_base(t->run_dir, aside, sizeof aside);
         snprintf(err, errlen, "train --out %s: the folder already holds a run; a new run from --init weights goes to "
                  "another --out folder, or pass --overwrite to move the old run aside (to %s.old-N)", t->run_dir,
-                 t->run_dir);
+                 aside);
         return CLI_USAGE;
     }
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
     // --init moved with the old run: init_moved says where it is now.
-    return run_folder_overwrite("train", t->run_dir, a->init, t->init_moved, sizeof t->init_moved, err, errlen) ? 1 : 0;
+    return run_folder_overwrite("train", t->run_dir, sizeof t->run_dir, a->init, t->init_moved, sizeof t->init_moved,
+                                err, errlen) ? 1 : 0;
 }
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
