@@ -725,6 +725,19 @@ VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out 
 moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: attention: 20 inputs failed$"'
+# The --out folder moved while the run writes in it (VITMAE_FAULT_HOLD_AFTER_WRITE holds the first
+# image after its folder of maps is made and its maps and first array written): one line for the
+# folder, exit 1, no index.html, and nothing left where it went, not the image's folder of maps. It
+# said "INPUT: DIR/<stem>: No such file or directory" for each image, then index.html's and the
+# sync's lines and "20 inputs failed", never the folder, and left an empty DIR/<stem> where it went,
+# which a later run refused as "exists".
+VITMAE_FAULT_HOLD_AFTER_WRITE="$tmp/holdo" "$VITMAE" attention --threads 1 --raw --mask-ratio 0.5 --ckpt "$ck" \
+  --out "$tmp/aout" "$tmp/many2" > "$tmp/outg.out" 2> "$tmp/outg.err" &
+moved_at_gate "$tmp/holdo" $! "$tmp/aout" "$tmp/aout2"; rc=$?
+t "--out folder moved mid-run: exit 1, one line for the folder ($rc, $(wc -l < "$tmp/outg.err") lines: $(head -n 3 "$tmp/outg.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/outg.err")" = "vitmae: attention: $tmp/aout: the folder is gone (moved or deleted during the run)" ] && [ ! -e "$tmp/aout" ]'
+t "--out folder moved mid-run: nothing left where it went, no half-made folder of maps ($(find "$tmp/aout2" -mindepth 1 | head -n 3 | tr "\n" " "))" \
+  '[ -d "$tmp/aout2" ] && [ -z "$(find "$tmp/aout2" -mindepth 1)" ]'
 # Within a folder its lines come in the folder's sorted order too: a.png, deleted after the scan, before
 # b.png, which the scan skipped.
 mkdir -p "$tmp/gonej" && cp "$img" "$tmp/gonej/a.png" && printf 'x' > "$tmp/gonej/b.png" && cp "$img" "$tmp/gonej/c.png"

@@ -655,6 +655,15 @@ VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" reconstruct --ckpt "$tmp/cons
 moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
+# The --out folder moved while the run writes in it (VITMAE_FAULT_HOLD_BEFORE_PUBLISH holds the first
+# image's files before they are published): one line for the folder, exit 1, nothing left in it where it
+# went. It said the folder once, then "DIR/<stem>.recon.png: No such file or directory" for each of the
+# 49 images left, "... could not be synced" and "49 inputs failed".
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/holdo" "$VITMAE" reconstruct --threads 1 --ckpt "$tmp/const.st" --out "$tmp/rout" \
+  "$tmp/many2" > "$tmp/outg.out" 2> "$tmp/outg.err" &
+moved_at_gate "$tmp/holdo" $! "$tmp/rout" "$tmp/rout2"; rc=$?
+t "--out folder moved mid-run: exit 1, one line for the folder, nothing left in it ($rc, $(wc -l < "$tmp/outg.err") lines: $(head -n 3 "$tmp/outg.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/outg.err")" = "vitmae: reconstruct: $tmp/rout: the folder is gone (moved or deleted during the run)" ] && [ -z "$(ls -A "$tmp/rout2")" ] && [ ! -e "$tmp/rout" ]'
 
 # --max-pixels, the flag that an image's "exceeds --max-pixels" names (reconstruct and eval had none:
 # "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.

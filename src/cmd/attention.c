@@ -616,7 +616,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
     FileGroup files = {.later = job->later};
-    int made_dir = 0;
+    int made_dir = 0, parent = -1;   // parent: DIR held open, where the folder of maps is removed from
     *taken = 0;
     *unsynced = 0;
     if (!arena || !norm || !layer_of || !head_of || !range || !dir) {
@@ -689,6 +689,9 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
                  file_reason(errno, reason, sizeof reason));
         goto done;
     }
+    // DIR held before its folder of maps is made in it: a failed image's folder goes from DIR wherever
+    // it went (a DIR moved meanwhile kept an empty DIR/<stem>, which a later run refused as "exists").
+    parent = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int mk = file_mkdir_tracked(dir);   // kept until published: a stop signal removes it while empty
     if (mk < 0) {
         char reason[128];
@@ -823,7 +826,11 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     }
 done:
     file_group_discard(&files);   // what was not published (nothing once it was)
-    if (nmaps < 0 && made_dir) rmdir(dir);   // only when empty: another command's maps stay
+    if (nmaps < 0 && made_dir) {   // only when empty: another command's maps stay
+        if (parent >= 0) unlinkat(parent, w->stem, AT_REMOVEDIR);
+        else rmdir(dir);
+    }
+    if (parent >= 0) close(parent);
     if (made_dir) file_tmp_forget(dir);
     canvas_free(&cv);
     free(big.px); free(small.px);
@@ -1357,6 +1364,8 @@ int cmd_attention(int argc, char **argv) {
     if (output_make_out("attention --out", out_dir, &made)) goto out;
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
+    // The folder as the run found it: one moved away meanwhile stops the run with one line (output_out_gone).
+    struct stat home_st, *home = stat(out_dir, &home_st) == 0 ? &home_st : NULL;
     cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the run goes ahead: the inputs that cannot be read before the first image
     FileFolders later = {0};
     int page_gone = 0;
@@ -1397,6 +1406,9 @@ int cmd_attention(int argc, char **argv) {
         // Nothing of a failed image stays, so that a retry needs no --force. Files another command
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
         if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
+        // The --out folder moved or deleted: its one line at the end (output_report_stop), not this
+        // image's "DIR/<stem>: No such file or directory" and every image's after it.
+        if (n < 0 && output_out_gone(out_dir, home)) { failures++; full = OUTPUT_STOP_GONE; break; }
         if (n < 0) {
             cli_error(paths[i], "%s", err);
             failures++;
@@ -1418,7 +1430,7 @@ int cmd_attention(int argc, char **argv) {
     // for one that met another command's files (its page is that command's). A run that stopped (a
     // full disk) writes its page too: under --force an earlier page would link maps this run removed.
     output_report_stop("attention", full, out_dir, nimages, npaths);
-    int index_rc = nimages > 0 && !taken
+    int index_rc = nimages > 0 && !taken && full != OUTPUT_STOP_GONE   // no page for a folder gone
                        ? write_index(out_dir, ckpt_path, &job, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
                        : -2;
     int index_ok = index_rc == 0 || index_rc == FILE_UNSYNCED;   // the page in place, even if its folder's sync failed
@@ -1436,7 +1448,8 @@ int cmd_attention(int argc, char **argv) {
     }
     // The names of the maps, montages and page on disk before the run says it is done: each folder
     // once (DIR and each image's DIR/<stem>), not once an image.
-    if (file_folders_sync(&later, err, sizeof err)) { cli_error("attention", "%s", err); failures++; }
+    // (none to say of a folder gone: its files went with it)
+    if (file_folders_sync(&later, err, sizeof err) && full != OUTPUT_STOP_GONE) { cli_error("attention", "%s", err); failures++; }
     // A run that drew nothing and failed says its failures alone, as reconstruct, embed and classify do
     // ("attention: 0 images, 0 maps in 0.00 s" read as a success above the error).
     if (nimages > 0 || !failures)

@@ -197,8 +197,16 @@ int output_stop_kind(const char *err) {
 void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total) {
     if (kind == OUTPUT_STOP_FULL)
         cli_error(cmd, "stopped: %s takes no more files (%d of %d images written)", out_dir, written, total);
+    else if (kind == OUTPUT_STOP_GONE)
+        cli_error(cmd, "%s: the folder is gone (moved or deleted during the run)", out_dir);
     else if (kind)
         cli_error(cmd, "stopped: this process is out of memory or open files (%d of %d images written)", written, total);
+}
+
+int output_out_gone(const char *dir, const struct stat *home) {
+    struct stat st;
+    if (stat(dir, &st)) return errno == ENOENT || errno == ENOTDIR;
+    return !S_ISDIR(st.st_mode) || (home && (st.st_dev != home->st_dev || st.st_ino != home->st_ino));
 }
 
 int output_names_fit(const char *dir, const char *stem, const char *names, char *err, size_t errlen) {

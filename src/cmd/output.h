@@ -72,12 +72,21 @@ int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c,
 // stop) rather than let them compute every image left and fail each the same way, a line per image:
 // OUTPUT_STOP_FULL, the output folder takes no more files (a full disk, a quota, a read-only file
 // system); OUTPUT_STOP_MEMORY, this process is out of memory or open files (data/image.h,
-// image_why_is_resource); 0, the image's own failure.
-enum { OUTPUT_STOP_FULL = 1, OUTPUT_STOP_MEMORY = 2 };
+// image_why_is_resource); 0, the image's own failure. OUTPUT_STOP_GONE, the output folder itself was
+// moved or deleted (output_out_gone), is not read from a message: the command looks when an image fails.
+enum { OUTPUT_STOP_FULL = 1, OUTPUT_STOP_MEMORY = 2, OUTPUT_STOP_GONE = 3 };
 int output_stop_kind(const char *err);
 // The line that ends such a run: "CMD: stopped: DIR takes no more files (W of T images written)", or
-// "... this process is out of memory or open files (...)"; nothing for kind 0.
+// "... this process is out of memory or open files (...)", or for OUTPUT_STOP_GONE "CMD: DIR: the
+// folder is gone (moved or deleted during the run)" (docs/interface.md, section 1: the images left are
+// no failures of their own, nor are the files that went with the folder); nothing for kind 0.
 void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total);
+// Whether the output folder dir is no longer the folder *home was (stat'ed as the run made or found
+// it): moved, deleted, or another folder or a file put at its name: 1, else 0 (also when home is NULL
+// and dir is a folder). Every image written after that would fail alike (a "No such file or
+// directory" line each, in reconstruct and attention), or go into a folder that is not the run's.
+struct stat;
+int output_out_gone(const char *dir, const struct stat *home);
 
 // 1 when inner is the folder outer or lies below it, 0 otherwise (docs/interface.md, "Paths that
 // meet"). Paths are resolved as the system would (links followed, relative to the working directory);

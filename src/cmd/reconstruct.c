@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
@@ -397,6 +398,8 @@ int cmd_reconstruct(int argc, char **argv) {
         output_mkdir_undo(&made);
         cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
+    // The folder as the run found it: one moved away meanwhile stops the run with one line (output_out_gone).
+    struct stat home_st, *home = inputs.n > 0 && stat(out_dir, &home_st) == 0 ? &home_st : NULL;
 
     // The run goes ahead: the inputs before the first image that cannot be read are said, then the notes.
     cli_unread_reach(&unread, CLI_AT_ITEM(0));
@@ -503,7 +506,10 @@ int cmd_reconstruct(int argc, char **argv) {
                 }
                 if (status[b] && status[b] != FILE_UNSYNCED) {   // one line for what stops the run, not one per image drawn with it
                     int kind = output_stop_kind(fails[j].why[0] ? fails[j].why : fails[j].who);
-                    if (full && kind) {
+                    // The --out folder moved or deleted: its one line at the end, not this image's
+                    // "DIR/<stem>.recon.png: No such file or directory" (docs/interface.md, section 1).
+                    if (full == OUTPUT_STOP_GONE || (!kind && output_out_gone(out_dir, home))) kind = OUTPUT_STOP_GONE;
+                    if ((full && kind) || kind == OUTPUT_STOP_GONE) {
                     } else if (!fails[j].why[0]) {
                         cli_error(NULL, "%s", fails[j].who);
                     } else {
@@ -528,8 +534,9 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_unread_reach(&unread, CLI_AT_ITEM(i0 + n));   // the batch's failures after its last output
     }
     cli_unread_end(&unread, NULL);
-    // The panels' names on disk before the run says it is done: each folder once, not once an image.
-    if (file_folders_sync(&later, err, sizeof err)) { cli_error(NULL, "%s", err); unsynced = 1; }
+    // The panels' names on disk before the run says it is done: each folder once, not once an image
+    // (none to say of a folder gone: its files went with it).
+    if (file_folders_sync(&later, err, sizeof err) && full != OUTPUT_STOP_GONE) { cli_error(NULL, "%s", err); unsynced = 1; }
     if (nok) {
         double mean = mse_sum / nok;
         printf("mean masked_mse=%.6e psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
