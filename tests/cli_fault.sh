@@ -289,14 +289,15 @@ t "embed --force, the folder's fsync after the pair failing: exit 1, one line sa
 rm -rf em em0
 # A file written alone (file_write_atomic: train's config.json; png_write: its curves.png) whose
 # folder's sync fails after the rename is in place, whole: the line says it was written and names the
-# folder; it said "tr/config.json: Input/output error", as for a file that was not written.
+# folder; it said "tr/config.json: Input/output error", as for a file that was not written. config.json
+# failing so stops a new run before its first step, which leaves no folder (docs/interface.md, section 1).
 # --val-frac 0: the calls are config.json, tr, curves.png, tr.
 tr_args="train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 2
   --steps 1 --threads 1 --val-frac 0 --out tr"
 rm -rf tr
 FAULT_FUNC=fsync FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
 t "train, config.json's folder sync failing: exit 1, one line saying it was written (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s tr/config.json ] &&
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ ! -e tr ] &&
    grep -qx "vitmae: train: tr/config.json: written, but its folder tr could not be synced: Input/output error" got.err'
 rm -rf tr
 FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
@@ -711,6 +712,68 @@ ASAN_OPTIONS=$asan_before
 FAULT_OWN=1 FAULT_MIN=256 FAULT_MAX=256 FAULT_FUNC=malloc FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" data data > got.out 2> got.err; rc=$?
 t "a small image's pixels out of memory: no --max-pixels advised ($rc: $(head -c 300 got.err))" \
   '[ $rc -eq 1 ] && grep -q "\.png: image 8x8: out of memory for its pixels (264 bytes): the process is out of memory, not the image too large$" got.err && ! grep -q max-pixels got.err'
+
+# A new train or finetune run that failed before its first step, after it had written its config.json and
+# metrics.csv (the loader's threads that cannot start, as under ulimit -u; finetune's gradient buffers
+# out of memory), left its run folder with them, and the same command run again was refused as "a run
+# that stopped before its first checkpoint". It now leaves nothing (docs/interface.md, section 1): the
+# folders it made go with the files it wrote; into a folder that was there, its files go and the folder
+# and the user's files stay; a resumed run's folder keeps everything; a step-0 row written (its
+# curves.png failing after it) is a log, and its folder stays.
+ps_tr="train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --threads 1"
+ps_ft="finetune --ckpt mae.safetensors --data data --val-frac 0 --batch 2 --threads 1"
+# first_failing FUNC BYTES PATTERN ARGS...: the first N for which vitmae ARGS, with the Nth call of FUNC
+# of BYTES or more from its own code failing, says PATTERN on stderr (0: none does); got.err holds its
+# lines, and the run's --out is removed before each try.
+first_failing() {
+  ff_func=$1; ff_min=$2; ff_pat=$3; shift 3
+  FAULT_OWN=1 FAULT_MIN=$ff_min FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" "$@" --out ffc >/dev/null 2>&1
+  rm -rf ffc
+  ff_n=$(sed -n "s/^$ff_func //p" count); ff_i=1
+  while [ "$ff_i" -le "${ff_n:-0}" ]; do
+    rm -rf pq
+    FAULT_OWN=1 FAULT_MIN=$ff_min FAULT_FUNC=$ff_func FAULT_N=$ff_i LD_PRELOAD=$shim timeout 60 "$VITMAE" "$@" --out pq/run \
+      > got.out 2> got.err
+    grep -q "$ff_pat" got.err && { echo "$ff_i"; return; }
+    ff_i=$((ff_i + 1))
+  done
+  echo 0
+}
+for cmd in train finetune; do
+  [ $cmd = train ] && args=$ps_tr || args=$ps_ft
+  rm -rf pq
+  FAULT_OWN=1 FAULT_FUNC=pthread_create FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" $args --steps 1 --out pq/run > got.out 2> got.err; rc=$?
+  t "$cmd whose loader threads cannot start: exit 1, its line, no folder left (exit $rc: $(grep -v warning got.err | tr '\n' '|'); $(ls -R pq 2>&1 | tr '\n' ' '))" \
+    '[ $rc -eq 1 ] && grep -q "^vitmae: $cmd: cannot start [0-9]* loader threads*: Resource temporarily unavailable" got.err && [ ! -e pq ]'
+  "$VITMAE" $args --steps 1 --out pq/run > got.out 2> got.err; rc=$?
+  t "... the same command again: it runs (exit $rc: $(grep -v warning got.err | tr '\n' '|'))" '[ $rc -eq 0 ] && [ -s pq/run/checkpoint.safetensors ]'
+  # Into a folder that was there, holding a user's file: the run's own files go, the folder stays.
+  rm -rf pq && mkdir pq && echo notes > pq/notes.txt
+  FAULT_OWN=1 FAULT_FUNC=pthread_create FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" $args --steps 1 --out pq > got.out 2> got.err; rc=$?
+  t "$cmd --out a folder that was there, its loader threads failing: exit 1, the folder and the user's file as they were ($rc: $(ls -A pq | tr '\n' ' '))" \
+    '[ $rc -eq 1 ] && [ "$(ls -A pq)" = notes.txt ] && [ "$(cat pq/notes.txt)" = notes ]'
+  # A resumed run's folder keeps its files (a run stopped at step 1 of 2 by a signal in its set-up).
+  rm -rf pq && VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" $args --steps 2 --out pq >/dev/null 2>&1 ||
+    { echo "FAILED: the $cmd run into pq"; fail=1; }
+  cp pq/checkpoint.safetensors before_pq.safetensors && cp pq/metrics.csv before_pq.csv
+  FAULT_OWN=1 FAULT_FUNC=pthread_create FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" $cmd --resume pq --threads 1 > got.out 2> got.err; rc=$?
+  t "$cmd --resume, its loader threads failing: exit 1, the folder kept whole ($rc: $(ls pq | tr '\n' ' '))" \
+    '[ $rc -eq 1 ] && cmp -s pq/checkpoint.safetensors before_pq.safetensors && cmp -s pq/metrics.csv before_pq.csv &&
+     { [ $cmd = finetune ] || [ -s pq/config.json ]; }'
+  rm -rf pq before_pq.safetensors before_pq.csv
+done
+# finetune's gradient buffers (one group's whole gradient, found by its line) out of memory: after its
+# metrics.csv; train's come before its files.
+np=$("$VITMAE" $ps_ft --steps 1 --out ftn 2>/dev/null | sed -n 's/.*, \([0-9]*\) parameters$/\1/p'); rm -rf ftn
+n=$(first_failing calloc $((4 * ${np:-0})) "gradient buffers" $ps_ft --steps 1)
+t "finetune's gradient buffers out of memory (calloc $n of $((4 * ${np:-0})) bytes): no folder left ($(grep -v warning got.err | tr '\n' '|'); $(ls -R pq 2>&1 | tr '\n' ' '))" \
+  '[ "$n" -gt 0 ] && [ ! -e pq ]'
+# train's step-0 curves.png out of memory (its canvas, found by its line): the step-0 row is written, a
+# log, and the folder stays with it (docs/interface.md, section 1).
+n=$(first_failing calloc 100000 "canvas" $ps_tr --steps 1)
+t "train's step-0 curves.png out of memory (calloc $n): the folder stays with its step-0 row ($(grep -v warning got.err | tr '\n' '|'); $(ls pq/run 2>&1 | tr '\n' ' '))" \
+  '[ "$n" -gt 0 ] && [ -s pq/run/config.json ] && [ "$(sed -n "2s/,.*//p" pq/run/metrics.csv)" = 0 ] && [ "$(wc -l < pq/run/metrics.csv)" -eq 2 ]'
+rm -rf pq count
 
 [ $fail -eq 0 ] && echo "cli fault ok"
 exit $fail

@@ -1,8 +1,9 @@
 // A fault shim for tests (docs/testing.md, "Crashes, full disks, memory"): loaded with LD_PRELOAD, it
 // makes the Nth call of one C library function fail as it fails for real, so that a test can fail each
 // call of a command in turn. Built as build/tools/fault.so (the Makefile's own rule, not a program).
-//   FAULT_FUNC=name   malloc, calloc, realloc, opendir, readdir, fsync, or fsync_dir (an fsync of a
-//                     folder only, counted apart: the call that makes a rename durable)
+//   FAULT_FUNC=name   malloc, calloc, realloc, opendir, readdir, fsync, fsync_dir (an fsync of a
+//                     folder only, counted apart: the call that makes a rename durable), or
+//                     pthread_create
 //   FAULT_N=N         the call that fails, counted from 1 over all threads (unset or 0: none); N+: that
 //                     call and every later one (a resource that stays short)
 //   FAULT_OWN=1       count only the calls made by the program's own code, not by its libraries
@@ -12,13 +13,15 @@
 //   FAULT_ERRNO=E     the failing call's errno (a number: 28 for ENOSPC) instead of its own below
 // Only the program named vitmae is touched (not a shell or `timeout` in between). malloc, calloc and
 // realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set), fsync and
-// fsync_dir with EIO (what a disk that fails as it writes back gives).
+// fsync_dir with EIO (what a disk that fails as it writes back gives), pthread_create with EAGAIN (what
+// a limit on processes, ulimit -u, or no memory for a thread's stack gives).
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,8 +30,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_FSYNC, F_FSYNC_DIR, F_N };
-static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir", "fsync", "fsync_dir"};
+enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_FSYNC, F_FSYNC_DIR, F_PTHREAD_CREATE, F_N };
+static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir", "fsync", "fsync_dir",
+                                       "pthread_create"};
 static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
@@ -155,4 +159,11 @@ int fsync(int fd) {
     if (folder) fail |= fails(F_FSYNC_DIR, __builtin_return_address(0), SIZE_MAX);
     if (fail) { errno = fail_errno ? fail_errno : EIO; return -1; }
     return real(fd);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+    static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+    if (fails(F_PTHREAD_CREATE, __builtin_return_address(0), SIZE_MAX)) return fail_errno ? fail_errno : EAGAIN;   // its result, not errno
+    return real(thread, attr, start, arg);
 }

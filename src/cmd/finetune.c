@@ -140,6 +140,8 @@ struct FineTune {
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     StoreNote cache_note;       // --cache-mb lowered to fit beside the run (run_fit_cache): said with the store's
     OutputMade store_made;      // the folders rank 0 made for --store: removed by a run that does not start (run_unmake_store)
+    OutputMade made;            // the folders rank 0 made for the run folder: removed by a run that does not start
+    int new_files;              // rank 0 writes a new run's metrics.csv (not a resume's): removed with them
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
     int *eval_idx, *eval_label, neval;   // the images each evaluation scores: up to val_max of val_idx, spread
@@ -522,11 +524,14 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
 // ---------------------------------------------------------------------------------------------
 // Flags
 
-// A run that fails once its folder and --store folder are made leaves neither: the store's first, which
-// may lie inside the run folder (`--out R --store R/st` kept R; docs/data.md, "Cache, store and prefetch").
-static void unmake_folders(FineTune *t, OutputMade *made) {
+// A run that fails once its folder and --store folder are made, before its first step and with no
+// metrics row written, leaves neither: the store's first, which may lie inside the run folder (`--out R
+// --store R/st` kept R; docs/data.md, "Cache, store and prefetch"), then the run folder with the
+// metrics.csv a new run wrote there (cmd/runfolder.h; a resumed run's folder keeps its files).
+static void unmake_folders(FineTune *t) {
+    static const char *const files[] = {"metrics.csv", NULL};   // another program's config.json stays
     run_unmake_store(&t->ds, &t->store_made);
-    output_mkdir_undo(made);
+    run_unmake_folder(t->run_dir, t->new_files ? files : NULL, &t->made);
 }
 
 static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--val DIR] [--out RUN] [flags]";
@@ -1378,11 +1383,12 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         }
         if (a->ckpt) run_abs_path(r->init, sizeof r->init, t->init_shown);
     }
-    OutputMade made = {.n = 0};   // the folders made for the run (cmd/output.h): removed again while empty
+    OutputMade *made = &t->made;   // the folders made for the run (cmd/output.h): removed again while empty
+    made->n = 0;
     for (;;) {
-        int bad = run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_made(t->run_dir, &made, err, sizeof err);
+        int bad = run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_made(t->run_dir, made, err, sizeof err);
         if (!bad && output_check_writable(t->run_dir, err, sizeof err)) {
-            output_mkdir_undo(&made);   // a failed run leaves no empty folder of its own (docs/interface.md, section 1)
+            output_mkdir_undo(made);   // a failed run leaves no empty folder of its own (docs/interface.md, section 1)
             bad = 1;
         }
         if (bad) {
@@ -1397,7 +1403,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         int taken = run_folder_lock(t->run_dir, err, sizeof err);
         if (!taken && (t->own_folder || !run_folder_has_run_of("finetune", t->run_dir))) break;
         // The next name keeps in made what was made above this one (runs/: cmd/output.h); this folder is
-        // another run's now, and a run that stops here removes nothing.
+        // another run's now, and a run that stops here removes nothing of it.
+        output_mkdir_disown(made);
         if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
@@ -1409,7 +1416,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made,
                       &store_note, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
-        unmake_folders(t, &made);
+        unmake_folders(t);
         return 1;
     }
     // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
@@ -1417,12 +1424,12 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
                                                           t->ntrain, flags, nflags, resume_way(r, 1, NULL, 0), err, sizeof err)
                    : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                    : 0;
-    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); unmake_folders(t, &made); return CLI_USAGE; }
+    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); unmake_folders(t); return CLI_USAGE; }
     if (stats_rc) {
         report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
         cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
-        unmake_folders(t, &made);
+        unmake_folders(t);
         return 1;
     }
     run_store_note(&t->cache_note);   // the run folder is its own now: the run goes ahead
@@ -1431,9 +1438,10 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
+    t->new_files = !a->resume;
     t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0,
                                      r->model_ema ? FINETUNE_METRICS_EMA_HEADER : FINETUNE_METRICS_HEADER, err, sizeof err);
-    if (!t->metrics) { cli_error("finetune", "%s", err); unmake_folders(t, &made); return 1; }
+    if (!t->metrics) { cli_error("finetune", "%s", err); unmake_folders(t); return 1; }
     if (a->resume) history_load(&t->hist, metrics);
     return 0;
 }
@@ -1768,7 +1776,7 @@ int cmd_finetune(int argc, char **argv) {
     if ((trc = cli_agree(trc))) { free(t); return trc; }   // every rank leaves (docs/distributed.md)
     run_catch_stop_signals();
     rc = setup(t, flags, nflags);
-    if (rc) { run_unmake_store(&t->ds, &t->store_made); finetune_free(t); free(t); return rc; }
+    if (rc) { unmake_folders(t); finetune_free(t); free(t); return rc; }
     if (t->ended) { finetune_free(t); free(t); return 0; }   // nothing to train (setup said so)
 
     char err[CLI_ERR_MAX];
@@ -1781,12 +1789,13 @@ int cmd_finetune(int argc, char **argv) {
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("finetune", err, 1)))) {
         loader_free(ld);
-        run_unmake_store(&t->ds, &t->store_made);   // not started: as a failed setup
+        unmake_folders(t);   // not started: as a failed setup
         finetune_free(t);
         free(t);
         return rc;
     }
 
+    int started = 0;
     RunLoop L = {.cmd = "finetune", .ctx = t, .step = &r->step, .log_steps = &r->log_steps,
                  .elapsed_s = &r->elapsed_s, .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps,
                  .warmup = r->warmup, .log_every = r->log_every, .eval_every = r->eval_every,
@@ -1798,8 +1807,9 @@ int cmd_finetune(int argc, char **argv) {
                  .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,
-                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves};
+                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves, .started = &started};
     rc = run_loop(&L);
+    if (rc && !started) unmake_folders(t);   // the step-0 validation failed: as a failed setup
     finetune_free(t);
     free(t);
     return rc;

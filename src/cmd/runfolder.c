@@ -1172,6 +1172,21 @@ void run_unmake_store(Dataset *ds, OutputMade *made) {
     output_mkdir_undo(made);
 }
 
+void run_unmake_folder(const char *run_dir, const char *const *files, OutputMade *made) {
+    // Through the held folder, not by path: a folder put at the name since keeps its files (a user's
+    // config.json), and one without locks (held_fd unset) is taken as the path's, which it then is.
+    struct stat held, now;
+    int at = held_fd < 0 ? AT_FDCWD
+             : fstat(held_fd, &held) == 0 && stat(run_dir, &now) == 0 && held.st_dev == now.st_dev &&
+                       held.st_ino == now.st_ino ? held_fd : -1;
+    char path[4300];
+    for (int i = 0; files && at != -1 && files[i]; i++) {
+        if (at == AT_FDCWD) snprintf(path, sizeof path, "%s/%s", run_dir, files[i]);
+        unlinkat(at, at == AT_FDCWD ? path : files[i], 0);   // one not written yet is not there: nothing to do
+    }
+    output_mkdir_undo(made);
+}
+
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
                   OutputMade *made, StoreNote *note, char *err, size_t errlen) {
     note->text[0] = 0;

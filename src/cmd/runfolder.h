@@ -635,6 +635,15 @@ int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long c
 // and the folders made above it, each while empty (docs/data.md, "Cache, store and prefetch"); a store
 // folder that was there before stays as it was. made is empty afterwards: a second call does nothing.
 void run_unmake_store(Dataset *ds, OutputMade *made);
+// A new run that fails before its first step, no metrics row written (step 0's included), leaves
+// nothing behind (docs/interface.md, section 1): `files` (NULL-ended names: train's config.json and
+// metrics.csv, finetune's metrics.csv; NULL: none, a resumed run's folder keeps its own) are removed
+// from its run folder, then the folders it made for it (made, from output_mkdir_made), each while empty.
+// A folder that was there before stays, without those files. The files go only from the folder the run
+// holds (run_folder_lock) while it is still at run_dir: one moved meanwhile, or another put at its name,
+// is left as it is. Rank 0's, after run_unmake_store (a --store inside the run folder); made is empty
+// afterwards.
+void run_unmake_folder(const char *run_dir, const char *const *files, OutputMade *made);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
 // The in-memory caches give way to the run (docs/data.md, "Cache, store and prefetch"). The memory they
 // may take: 90% of `have` bytes (the memory there is for this process, kernels/cpu.h's cpu_memory_bytes;

@@ -146,12 +146,14 @@ int run_loop(const RunLoop *L) {
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
-        if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) {
+        int logged = 0;
+        if (rank0 && L->outputs(L->ctx, &row, 1, 0, &logged, err, sizeof err)) {
             run_folder_gone(L->run_dir, home, first_step > 0, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         }
         else if (rank0 && isfinite(row.val_loss))
             L->say_validation(L->ctx, &prog, &row);
+        if (logged && L->started) *L->started = 1;   // the row stays (a curves.png failing after it)
         rc = dist_max_int(rc);
     }
     if (rc == 0 && first_step > 0 && first_step < L->total_steps)
@@ -160,6 +162,7 @@ int run_loop(const RunLoop *L) {
     while (rc == 0 && *L->step < L->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
         run_steps_begun = 1;
+        if (L->started) *L->started = 1;
         run_published = 0;   // the step about to run is in no checkpoint (cmd/runfolder.h)
         long step = *L->step;
         L->queue(L->ctx, L->ld, &queued, step, L->prefetch);

@@ -67,6 +67,11 @@ typedef struct {
     int (*save_checkpoint)(void *ctx, char *err, size_t errlen);
     int (*save_after)(void *ctx, char *err, size_t errlen);
     int (*curves)(void *ctx, char *err, size_t errlen);
+
+    // Set to 1 once the run has begun its first step or written a metrics row (step 0's): a run that
+    // fails before then has logged nothing, and the command removes what it made (cmd/runfolder.h,
+    // run_unmake_folder). NULL: not told.
+    int *started;
 } RunLoop;
 
 // The steps from *L->step to L->total_steps, or to a stop; collective under mpirun (every rank runs

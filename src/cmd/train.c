@@ -1004,6 +1004,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // (an abandoned stretch's, which the steps trained again replace or, on a shorter schedule, never
     // do: docs/data.md, "Run folders"); a new --out folder holds none.
     if (rank == 0) {
+        t->new_files = !resuming;
         // A failure because the run folder went away meanwhile is said as that (cmd/runfolder.h).
         if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err) ||
             train_out_open_metrics(t, resuming, err, sizeof err) ||
@@ -1226,11 +1227,13 @@ static int train_save_config(void *ctx, char *err, size_t errlen) {
 
 static int train_curves(void *ctx, char *err, size_t errlen) { return train_out_curves(ctx, err, errlen); }
 
-// A run that fails before it starts leaves no folder of its own: its run folder while still empty
-// (cmd/train_out.h) and its --store folder with the working images in it (cmd/runfolder.h).
+// A run that fails before it starts (before its first step, no metrics row written) leaves no folder of
+// its own: its --store folder with the working images in it, then its run folder with the config.json and
+// metrics.csv a new run wrote there (cmd/runfolder.h); a resumed run's folder keeps its files.
 static void unmake_not_started(Train *t) {
+    static const char *const files[] = {"config.json", "metrics.csv", NULL};
     run_unmake_store(&t->ds, &t->store_made);   // first: a --store inside the run folder kept it from going
-    train_out_unmake(&t->made);
+    run_unmake_folder(t->run_dir, t->new_files ? files : NULL, &t->made);
 }
 
 int cmd_train(int argc, char **argv) {
@@ -1265,6 +1268,7 @@ int cmd_train(int argc, char **argv) {
     cli_defer(0);
 
     RunState *r = &t->rs;
+    int started = 0;
     RunLoop L = {.cmd = "train", .ctx = t, .step = &r->step, .log_steps = &r->log_steps, .elapsed_s = &r->elapsed_s,
                  .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps, .warmup = r->warmup,
                  .log_every = r->log_every, .eval_every = r->eval_every, .ckpt_every = r->ckpt_every,
@@ -1275,8 +1279,9 @@ int cmd_train(int argc, char **argv) {
                  .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
                  .gradient = train_gradient, .update = train_update, .outputs = train_outputs, .sheet = train_sheet,
                  .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,
-                 .save_after = train_save_config, .curves = train_curves};
+                 .save_after = train_save_config, .curves = train_curves, .started = &started};
     rc = run_loop(&L);
+    if (rc && !started) unmake_not_started(t);   // the step-0 validation failed: as a failed setup
     train_free(t);
     free(t);
     return rc;

@@ -10,8 +10,8 @@
 // Creates RUN and checks that it takes files, before any training (RUN/samples comes with the first
 // sample sheet). made gets the folders made for RUN (with those above it, and those an earlier call
 // with the same made made above RUN: begin with {.n = 0}; cmd/output.h, output_mkdir_made); on
-// failure they are removed again. train_out_unmake removes them, each only while empty, for a run that
-// fails before its first file (docs/interface.md, section 1: no empty folder of its own left behind).
+// failure they are removed again. train_out_unmake removes them, each only while empty (a run that
+// fails later, before its first step, with its files: cmd/runfolder.h, run_unmake_folder).
 int train_out_prepare(const char *run_dir, OutputMade *made, char *err, size_t errlen);
 void train_out_unmake(OutputMade *made);
 // RUN/config.json: the model config, the run state rs (the latest checkpoint's) and the split sizes.

@@ -120,6 +120,8 @@ typedef struct Train {
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
     OutputMade made;               // the folders rank 0 made for run_dir (cmd/train_out.h)
+    int new_files;                 // rank 0 writes a new run's config.json and metrics.csv (not a resume's):
+                                   // removed by a run that fails before its first step (run_unmake_folder)
     OutputMade store_made;         // the folders rank 0 made for --store (cmd/runfolder.h, run_unmake_store)
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;
