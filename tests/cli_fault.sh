@@ -615,6 +615,33 @@ vitmae: saved cv/checkpoint.safetensors at step 17, the run's last" ] &&
   else echo "    train, malloc $i of 144 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; cv_bad=1; fi
 done
 t "train, curves.png's points failing ($cv_stops stopped): the same curves.png, or exit 1 naming it" '[ $cv_bad -eq 0 ] && [ $cv_stops -ge 1 ]'
+# The pictures' own memory (docs/data.md, "Run folders"): a sample sheet's canvas (W x H x 3 bytes, read
+# from cv0's sheet), a sheet row's error map (128 x 128 x 2 floats, 131072 bytes, a realloc) and
+# curves.png's canvas (960x640, finetune's 960x840), each first allocation of its size failing (the
+# curves' first is step 0's, before any step; finetune's second, its last step's): exit 1, the line names
+# the file. Before, they said `train: out of memory for a 707x588 canvas`, `... for a 700 x 192 panel`,
+# `finetune: out of memory for a 960x840 canvas`, naming none.
+png_canvas() { od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%d", (($3 * 256 + $4) * ($7 * 256 + $8)) * 3 }'; }
+pic_bad=0
+while IFS='|' read -r f sz want; do
+  rm -rf cv
+  FAULT_OWN=1 FAULT_MIN=$sz FAULT_MAX=$sz FAULT_FUNC=$f FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" $trc --sample-every 1 --out cv \
+    > /dev/null 2> got.err; rc=$?
+  [ $rc -eq 1 ] && sed -n 1p got.err | grep -qx "vitmae: train: $want" ||
+    { echo "    train, $f 1 of $sz bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; pic_bad=1; }
+done <<EOF
+calloc|$(png_canvas cv0/samples/step-17.png)|cv/samples/step-1\.png: out of memory for a [0-9]*x[0-9]* canvas
+realloc|131072|cv/samples/step-1\.png: out of memory for a [0-9]* x [0-9]* panel
+calloc|1843200|cv/curves\.png: out of memory for a 960x640 canvas
+EOF
+rm -rf ftc
+FAULT_OWN=1 FAULT_MIN=2419200 FAULT_MAX=2419200 FAULT_FUNC=calloc FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" finetune --ckpt mae.safetensors \
+  --data data --val-frac 0 --steps 1 --batch 2 --threads 1 --out ftc > /dev/null 2> got.err; rc=$?
+[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: finetune: ftc/curves.png: out of memory for a 960x840 canvas
+vitmae: saved ftc/checkpoint.safetensors at step 1, the run's last" ] ||
+  { echo "    finetune, calloc 2 of 2419200 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; pic_bad=1; }
+t "train's sample sheet and curves.png, finetune's curves.png: memory for the picture failing, the line names its file" '[ $pic_bad -eq 0 ]'
+rm -rf ftc
 rm -rf cv cv0 sc
 
 # An EXIF orientation (6: a quarter turn) that memory runs out for as it is read (PNG's eXIf block and

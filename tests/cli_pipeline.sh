@@ -73,6 +73,20 @@ else
   echo "note: chattr +a is not available on this file system: the append-only --store check is skipped"
 fi
 rm -rf "$dir/stappend"
+# An immutable --store (chattr +i) said only "DIR: not a writable folder", where an immutable --out
+# names the attribute and the way off it (io/files.h, file_folder_reason): the same reason now.
+mkdir -p "$dir/stimm"
+if chattr +i "$dir/stimm" 2> /dev/null; then
+  "$VITMAE" train $small --cache-mb 0 --store "$dir/stimm" --out "$dir/stimmrun" > /dev/null 2> "$dir/stimm.err"; rc=$?
+  left=$(ls -A "$dir/stimm" | tr "\n" " ")
+  chattr -i "$dir/stimm"
+  t "an immutable --store: exit 1, one line naming the attribute and chattr -i, no run folder ($rc: $(cat "$dir/stimm.err"); $left)" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/stimm.err")" -eq 1 ] && [ -z "$left" ] && [ ! -e "$dir/stimmrun" ] &&
+     grep -qx "vitmae: train --store: $dir/stimm: cannot write in this folder: Operation not permitted (an immutable folder: lsattr -d shows .i.; chattr -i $dir/stimm lifts it)" "$dir/stimm.err"'
+else
+  echo "note: chattr +i is not available on this file system: the immutable --store check is skipped"
+fi
+rm -rf "$dir/stimm"
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'

@@ -840,6 +840,27 @@ for out in "$tmp/dangling" "$tmp/dangling/sub"; do
        [ ! -e "$tmp/gone" ] && [ -L "$tmp/dangling" ]'
   done
 done
+# Too few open files (ulimit -n 4: standard input, output, error and one more) said "--out: DIR: cannot
+# write in this folder: Too many open files", blaming the folder: every command with --out now names
+# the limit reached (io/files.h, file_folder_reason), exit 1, nothing made (embed's folder must exist:
+# it stays empty). The streams are opened
+# before the limit is set, in the subshell.
+for cmd in train finetune reconstruct attention probe embed; do
+  out="$tmp/nofiles-$cmd"
+  case $cmd in
+    train) set -- train --data "$tmp/imgs" --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+             --dec-heads 1 --steps 1 --batch 2 --val-frac 0 --threads 1 --out "$out" ;;
+    finetune) set -- finetune --ckpt "$tmp/m.safetensors" --data "$tmp/imgs" --steps 1 --threads 1 --out "$out" ;;
+    probe) set -- probe --ckpt "$tmp/m.safetensors" --train "$tmp/imgs" --test "$tmp/imgs" --threads 1 --out "$out" ;;
+    embed) mkdir -p "$out"; set -- embed --ckpt "$tmp/m.safetensors" --threads 1 --out "$out/f.npy" "$tmp/imgs" ;;
+    *) set -- $cmd --ckpt "$tmp/m.safetensors" --threads 1 --out "$out" "$tmp/imgs" ;;
+  esac
+  (ulimit -n 4 && exec "$VITMAE" "$@") > /dev/null 2> "$tmp/err"; rc=$?
+  t "$cmd --out under ulimit -n 4: exit 1, the limit named, not the folder ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && if [ $cmd = embed ]; then [ -z "$(ls -A "$out")" ]; else [ ! -e "$out" ]; fi &&
+     grep -qx "vitmae: $cmd --out: $out: cannot write in this folder: Too many open files (the limit of open files, ulimit -n 4, is reached)" "$tmp/err"'
+  rm -rf "$out"
+done
 "$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
 t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
 "$VITMAE" embed --ckpt "$tmp/none.safetensors" "$tmp/imgs" 2>"$tmp/err"; rc=$?

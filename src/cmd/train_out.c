@@ -263,10 +263,16 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     }
     Canvas sheet = {0};
     if (rc == 0) rc = panel_stack(&sheet, rows, n, 4, err, errlen);
+    char path[4300], dir[4220];
+    snprintf(dir, sizeof dir, "%s/samples", t->run_dir);
+    snprintf(path, sizeof path, "%s/step-%ld.png", dir, step);
+    if (rc) {   // a row or the sheet that memory ran out for: its line names the file (docs/data.md, "Run folders")
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "%s: %s", path, why);
+    }
     if (rc == 0) {
-        char path[4300], stepbuf[32], dir[4220];
-        snprintf(dir, sizeof dir, "%s/samples", t->run_dir);
-        snprintf(path, sizeof path, "%s/step-%ld.png", dir, step);
+        char stepbuf[32];
         snprintf(stepbuf, sizeof stepbuf, "%ld", step);
         const char *text[] = {"Software", "vitmae", "step", stepbuf, NULL};
         char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)

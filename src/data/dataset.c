@@ -704,8 +704,14 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     if (!ds->shared || ds->work_size <= 0) { snprintf(err, errlen, "no working images to store"); return -1; }
     char *abs = realpath(dir, NULL);
     struct stat st;
-    if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode) || access(abs, W_OK) != 0) {
-        snprintf(err, errlen, "%s: not a writable folder", dir);
+    int folder = abs && stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!folder || access(abs, W_OK) != 0) {
+        // A folder that takes no files says why, as an --out folder does: an immutable one (chattr +i)
+        // with the way off it (docs/interface.md, section 1).
+        int e = errno;
+        char reason[4300];
+        if (folder) snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_folder_reason(dir, e, reason, sizeof reason));
+        else snprintf(err, errlen, "%s: not a writable folder", dir);
         free(abs);
         return -1;
     }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <linux/fs.h>
@@ -755,6 +756,19 @@ const char *file_path_reason(const char *path, int e, char *buf, size_t n) {
 
 const char *file_folder_reason(const char *dir, int e, char *buf, size_t n) {
     file_reason(e, buf, n);
+    // Too many open files is the process's (or the system's) limit reached, not the folder's fault: said
+    // with the limit, which ulimit -n raises (docs/interface.md, section 1).
+    if (e == EMFILE || e == ENFILE) {
+        struct rlimit rl;
+        size_t at = strlen(buf);
+        if (e == ENFILE)
+            snprintf(buf + at, n - at, " (the limit of open files of the whole system, fs.file-max, is reached)");
+        else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            snprintf(buf + at, n - at, " (the limit of open files, ulimit -n %llu, is reached)", (unsigned long long)rl.rlim_cur);
+        else
+            snprintf(buf + at, n - at, " (the limit of open files of this process, ulimit -n, is reached)");
+        return buf;
+    }
     int fd = e == EPERM ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int flags = 0;
     if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)) {

@@ -226,7 +226,9 @@ const char *file_path_reason(const char *path, int e, char *buf, size_t n);
 // The reason a new file or folder could not be made in the folder dir with errno e: file_reason's,
 // and where e is EPERM and dir carries the immutable attribute (chattr +i, which stops even root), that
 // attribute named with the way off it: "Operation not permitted (an immutable folder: lsattr -d shows
-// 'i'; chattr -i DIR lifts it)" (docs/interface.md, section 2, "Output folders").
+// 'i'; chattr -i DIR lifts it)" (docs/interface.md, section 1); where e is EMFILE or
+// ENFILE, the limit of open files that was reached, not the folder, named: "Too many open files (the
+// limit of open files, ulimit -n 4, is reached)".
 const char *file_folder_reason(const char *dir, int e, char *buf, size_t n);
 // The bytes an unprivileged process may still write on the file system holding path (statvfs's
 // f_bavail x f_frsize: root's reserve not counted), in *bytes; -1 with errno when it cannot be told.

@@ -912,7 +912,11 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
     int h = 0;
     for (int i = 0; i < npanels; i++) h += panels[i].h;
     Canvas c = {0};
-    if (canvas_create(&c, w, h, err, errlen)) return -1;
+    char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
+    if (canvas_create(&c, w, h, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", path, why);   // which picture: a run writes several (docs/data.md, "Run folders")
+        return -1;
+    }
     static const uint8_t white[3] = {255, 255, 255};
     static const PlotOptions no_opt = {0};
     canvas_fill(&c, white);
@@ -956,7 +960,6 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
         char xr[64];
         snprintf(xr, sizeof xr, "%.17g %.17g", sh.xmin, sh.xmax);
         const char *text[] = {"Software", "vitmae", sh.has_x ? "x_range" : NULL, xr, NULL};
-        char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
         rc = png_write(path, c.px, c.w, c.h, 3, text, why, sizeof why);
         if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which file: a run writes several
     } else if (rc == PLOT_OOM) {
