@@ -76,16 +76,18 @@ static void checkpoint_run_id(const char *path, char *id, size_t n) {
     cJSON_Delete(o);
 }
 
-// Whether the checkpoint at path is its run's last: its train_state's step has reached total_steps.
-static int checkpoint_finished(const char *path) {
+// Whether the checkpoint at path is its run's last: its train_state's step has reached total_steps
+// (exactly: is at it, a step past it being a damaged state that a resume names).
+static int checkpoint_at_end(const char *path, int exactly) {
     cJSON *o = checkpoint_state(path);
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step"),
                 *total = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
     int done = cJSON_IsNumber(step) && cJSON_IsNumber(total) && total->valuedouble > 0 &&
-               step->valuedouble >= total->valuedouble;
+               (exactly ? step->valuedouble == total->valuedouble : step->valuedouble >= total->valuedouble);
     cJSON_Delete(o);
     return done;
 }
+static int checkpoint_finished(const char *path) { return checkpoint_at_end(path, 0); }
 
 // Whether a parsed config.json is the one train writes (cmd/train_out.c): an object whose "model" holds
 // the model's sizes and whose "train" holds the run's state, as every vitmae has written it.
@@ -495,13 +497,7 @@ static long finished_run_way(const char *path, char *way, size_t n) {
 
 long run_finished_way(const char *path, char *way, size_t n) {
     // At its last step exactly: a step past total_steps is a damaged state, which finetune --resume names.
-    cJSON *o = checkpoint_state(path);
-    const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step"),
-                *total = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
-    int done = cJSON_IsNumber(step) && cJSON_IsNumber(total) && total->valuedouble > 0 &&
-               step->valuedouble == total->valuedouble;
-    cJSON_Delete(o);
-    return done ? finished_run_way(path, way, n) : 0;
+    return checkpoint_at_end(path, 1) ? finished_run_way(path, way, n) : 0;
 }
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
