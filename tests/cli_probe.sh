@@ -569,6 +569,17 @@ signal_at_gate IN_WRITE_TEST "$tmp/gow" INT probe --ckpt "$ck" --train "$tmp/tra
 t "probe: SIGINT during the --out folder's write test: ended by it ($rc), nothing it made left ($(ls -AR "$tmp/sigw" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigw" ]'
 
+# The --out folder moved away while probe computed its features (held at HOLD_BEFORE_MATRICES, before
+# the matrices are written): one line that says the folder is gone, exit 1, nothing left where it went
+# (it said "DIR/confusion-knn.png: No such file or directory", the folder unnamed).
+mkdir -p "$tmp/pgone"
+VITMAE_FAULT_HOLD_BEFORE_MATRICES="$tmp/pgone.go" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --out "$tmp/pgone/out" > /dev/null 2> "$tmp/pgone.err" &
+moved_at_gate "$tmp/pgone.go" $! "$tmp/pgone/out" "$tmp/pgone/moved"; rc=$?
+t "probe: --out moved while the features were computed: exit 1, one line naming the folder gone ($rc: $(cat "$tmp/pgone.err"); $(ls -A "$tmp/pgone/moved" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/pgone.err")" = "vitmae: probe: $tmp/pgone/out: the folder is gone (moved or deleted during the run)" ] &&
+   [ -d "$tmp/pgone/moved" ] && [ -z "$(ls -A "$tmp/pgone/moved")" ] && [ ! -e "$tmp/pgone/out" ]'
+
 # --max-pixels, the flag that an image's "exceeds --max-pixels" names (embed and probe had none:
 # "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/mp.npy" --max-pixels 100 "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -176,7 +176,7 @@ int cmd_embed(int argc, char **argv) {
     CliUnread unread = {.skipped = 1};   // the files the scans skipped, in input order (cmd/cli.h)
     FeatureModel *fm = NULL;
     float *feats = NULL;
-    char *list = NULL, *txt_path = NULL;
+    char *list = NULL, *txt_path = NULL, *out_folder = NULL;
     int rc = cli_parse("embed", synopsis, flags, nflags, argc, argv, inputs, argc, &ninputs);
     if (rc != CLI_OK) { status = rc == CLI_HELP ? 0 : 2; goto out; }
     status = 2;
@@ -220,9 +220,13 @@ int cmd_embed(int argc, char **argv) {
     char *slash = strrchr(txt_path, '/');
     if (slash) *slash = 0;
     char werr[4400];
-    int unwritable = output_check_writable(slash ? (*txt_path ? txt_path : "/") : ".", werr, sizeof werr);
+    out_folder = strdup(slash ? (*txt_path ? txt_path : "/") : ".");
     if (slash) *slash = '/';
-    if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
+    if (!out_folder) { cli_error("embed", "out of memory"); status = 1; goto out; }
+    if (output_check_writable(out_folder, werr, sizeof werr)) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
+    // The folder as the run found it: one moved away meanwhile is said as that when the features cannot
+    // be written (output_out_gone), not as "FEATS.npy: No such file or directory".
+    struct stat home_st, *home = stat(out_folder, &home_st) == 0 ? &home_st : NULL;
     // A name the folder cannot hold (a component past the system's 255 bytes: "File name too long") was
     // found only when the features were published, after all the work.
     for (int k = 0; k < 2; k++) {
@@ -312,7 +316,8 @@ int cmd_embed(int argc, char **argv) {
     free(npy_tmp); free(txt_tmp);
     if (!wrote) {
         file_group_discard(&pair);
-        cli_error("embed", "%s", err);
+        if (output_out_gone(out_folder, home)) output_report_stop("embed", OUTPUT_STOP_GONE, out_folder, 0, 0);
+        else cli_error("embed", "%s", err);
         goto out;
     }
     int pub = file_group_publish(&pair, force, err, sizeof err);
@@ -333,6 +338,6 @@ out:
     features_close(fm);
     inputs_free(&in);
     cli_unread_free(&unread);   // a refused run's lines, never said
-    free(inputs); free(feats); free(list); free(txt_path);
+    free(inputs); free(feats); free(list); free(txt_path); free(out_folder);
     return status;
 }

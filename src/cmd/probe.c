@@ -414,6 +414,9 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe --out", "%s", err);
         goto out;
     }
+    // The folder as the run found it: one moved away while the features are computed is said as that
+    // when the matrices cannot be written (output_out_gone), not as "confusion-knn.png: No such file".
+    struct stat home_st, *home = out_dir && stat(out_dir, &home_st) == 0 ? &home_st : NULL;
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
@@ -469,13 +472,16 @@ int cmd_probe(int argc, char **argv) {
     if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", !fm ? NULL : ema ? "ema" : "model", k_used, temperature, crop_pct, interp);
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
+        file_test_gate("VITMAE_FAULT_HOLD_BEFORE_MATRICES");   // tests: the --out folder moved meanwhile
         // Published together (io/files.h): without --force nothing is replaced, also when another
         // command wrote one of them while this one computed; the matrices are then that command's.
         FileGroup files = {0};
         for (int p = 0; p < NPROBES; p++)
             if (res[p].ran && write_confusion(out_dir, p, &res[p], test.n, &train.ds, what, &files, err, sizeof err)) {
                 file_group_discard(&files);
-                cli_error("probe", "%s", err); goto out;
+                if (output_out_gone(out_dir, home)) output_report_stop("probe", OUTPUT_STOP_GONE, out_dir, 0, 0);
+                else cli_error("probe", "%s", err);
+                goto out;
             }
         // An earlier --linear run's matrix goes with --force when this run has no linear probe, so that
         // the folder's matrices are this run's only (docs/interface.md, "Earlier results").

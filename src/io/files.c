@@ -280,7 +280,9 @@ void file_stop_now_prepare(void) {
 void file_cleanup_on_stop_signals(void) {
     __atomic_store_n(&counting, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&keeping, 1, __ATOMIC_SEQ_CST);
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    // SIGUSR1, SIGUSR2, SIGXCPU and SIGALRM too: a batch system's warning or a script's timer ends such a
+    // command as a Ctrl-C does, never with its temporary files left where --force leaves them too.
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction old, sa;
         if (sigaction(sigs[i], NULL, &old) || old.sa_handler == SIG_IGN) continue;   // nohup, a background job

@@ -39,7 +39,8 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
                         char *err, size_t errlen);
 
 // Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
-// after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP and SIGQUIT (each unless ignored, as
+// after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU and
+// SIGALRM (each unless ignored, as
 // under nohup) remove this process's temporary files (named by file_tmp_name, made by
 // file_tmp_create, each in its folder as held open from its creation: also when the folder was moved
 // since) and the folders it made with file_mkdir_tracked that are still empty and still at their
