@@ -99,6 +99,11 @@ t "finetune: a file broken past its header found while training and while valida
 t "finetune: the validation counts the images it scored ($(grep "val top-1" "$dir/lz.out"))" 'grep -q "^step 10: val loss .*(2 images)$" "$dir/lz.out"'
 t "finetune ends with train's line of where working images came from ($(grep "^working" "$dir/lz.out"))" \
   'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9.]* MB); steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images$" "$dir/lz.out"'
+# info of a run given --val: its recorded val_frac (the flag's default) said unused, as the run held
+# nothing out of --data (it read "val_frac 0.05" alone); a run without --val (few16) keeps the plain line.
+t "info: a --val run's val_frac said unused ($("$VITMAE" info "$dir/lz" | grep val_frac))" \
+  '"$VITMAE" info "$dir/lz" | grep -qx "    val_frac       0.05 (unused: the run validates on its val folder)" &&
+   "$VITMAE" info "$dir/few16" | grep -qx "    val_frac       0"'
 # Every validation image broken: the run goes on without validation, and says so once (its val
 # columns empty), besides each file's line.
 mkdir -p "$dir/valbad/circle" && head -c 80 "$dir/data/circle/00000.png" > "$dir/valbad/circle/a.png"

@@ -117,9 +117,14 @@ static int print_train_state(const char *state, int has_moments, const char *ref
         if (has_moments && refused) cli_out("  train state  (AdamW moments present; cannot resume: %s)", refused);
         else printf("  train state  %s\n", has_moments ? "(AdamW moments present; can resume)"
                     : "(AdamW moments removed: cannot resume; the weights load for every other use)");
+        // A fine-tuning run given --val holds nothing out of --data: its val_frac, recorded all the same
+        // (the flag's default), is said unused, as finetune --resume says it (docs/interface.md, section 4).
+        const cJSON *val = cJSON_GetObjectItemCaseSensitive(ts, "val");
+        int val_folder = cJSON_IsString(val) && val->valuestring[0];
         for (cJSON *it = ts->child; it && rc == 0; it = it->next) {
             char *v = json_print_utf8(it, 0), *k = key_text(it->string);
-            if (v && k) printf("    %-14s %s\n", k, v);   // whole: a long --data path is read in full
+            if (v && k) printf("    %-14s %s%s\n", k, v,   // whole: a long --data path is read in full
+                               val_folder && !strcmp(it->string, "val_frac") ? " (unused: the run validates on its val folder)" : "");
             else rc = -1;
             free(v);
             free(k);
