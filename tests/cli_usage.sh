@@ -861,6 +861,15 @@ for cmd in train finetune reconstruct attention probe embed; do
      grep -qx "vitmae: $cmd --out: $out: cannot write in this folder: Too many open files (the limit of open files, ulimit -n 4, is reached)" "$tmp/err"'
   rm -rf "$out"
 done
+# A hard stack limit far below the 256 KB needed, where a program of the system still starts (/bin/true;
+# below some 10-14 KB, with the environment, the loader itself fails): the one line, exit 1 (a SIGSEGV at 12-24 KB:
+# main's frame of 10 KB overflowed at 12, and fprintf's own 8 KB buffer for stderr at 16-24).
+for kb in 20 24; do
+  (ulimit -s $kb && exec /bin/true) 2>/dev/null || { echo "note: /bin/true does not start under ulimit -s $kb here"; continue; }
+  (ulimit -s $kb && exec "$VITMAE" --version) > /dev/null 2> "$tmp/err"; rc=$?
+  t "a hard stack limit of $kb KB: exit 1, one line ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: the stack size limit is $kb KB (ulimit -s, hard limit $kb KB); vitmae needs at least 256 KB" ]'
+done
 "$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
 t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
 "$VITMAE" embed --ckpt "$tmp/none.safetensors" "$tmp/imgs" 2>"$tmp/err"; rc=$?
