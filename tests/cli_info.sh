@@ -428,6 +428,71 @@ for cmd in info classify; do
   t "$cmd of a classifier whose metadata is not JSON: exit 1, said so and where ($rc: $(cat "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/clf_syntax.safetensors: metadata '"'"'classifier'"'"' is not valid JSON (at byte 16)" ]'
 done
+# The encoder's users of a classifier (embed, attention, probe) read it through the same checks as info
+# and classify: a file they refuse is refused with the same line, exit 1 (docs/interface.md, section 4).
+# They took each of these with exit 0 and the undamaged file's features.
+python3 - "$tmp/vft/checkpoint.safetensors" "$tmp" <<'PY' || fail=1
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+clf = json.loads(meta["classifier"])
+assert clf["num_classes"] == 2, clf
+def write(name, classifier=None, head=None):
+    m = dict(meta)
+    if classifier is not None: m["classifier"] = classifier if isinstance(classifier, str) else json.dumps(classifier)
+    t = dict(tensors)
+    if head: t["head.weight"] = (head, tensors["head.weight"][1])
+    st.write(os.path.join(sys.argv[2], "clf_" + name + ".safetensors"), t, m)
+write("count", dict(clf, num_classes=3))
+write("string", dict(clf, num_classes="2"))
+write("list", [1, 2])
+write("twice", dict(clf, classes=[clf["classes"][0]] * 2))
+write("pool", dict(clf, global_pool="token"))
+shape = tensors["head.weight"][0]
+write("head", head=shape[::-1])
+PY
+for bad in syntax count string list twice pool head; do
+  case $bad in
+    syntax) want="metadata 'classifier' is not valid JSON (at byte 16)" ;;
+    count|string|list) want="metadata 'classifier' needs num_classes and as many class names" ;;
+    twice) want="metadata 'classifier': class 'circle' is named twice" ;;
+    pool) want="metadata 'classifier': global_pool token is not supported (vitmae's heads pool the patch tokens: \"avg\")" ;;
+    head) want="tensor 'head.weight' has shape [8, 2], the config needs [2, 8]" ;;
+  esac
+  f="$tmp/clf_$bad.safetensors"
+  said=""
+  for cmd in info classify embed attention probe; do
+    case $cmd in
+      info) set -- info "$f" ;;
+      classify) set -- classify --ckpt "$f" "$tmp/vimgs" ;;
+      embed) set -- embed --ckpt "$f" --out "$tmp/bad_$bad.npy" --threads 1 "$tmp/vimgs" ;;
+      attention) set -- attention --ckpt "$f" --out "$tmp/bad_att_$bad" --threads 1 "$tmp/vimgs/circle/00000.png" ;;
+      probe) set -- probe --ckpt "$f" --train "$tmp/vimgs" --test "$tmp/vimgs" --threads 1 ;;
+    esac
+    "$VITMAE" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $f: $want" ] || said="$said $cmd ($rc: $(head -c 300 "$tmp/err"))"
+  done
+  t "a classifier whose $bad is wrong: info, classify, embed, attention and probe each exit 1 with one line, the same ($want):$said" \
+    '[ -z "$said" ] && [ ! -e "$tmp/bad_$bad.npy" ] && [ ! -e "$tmp/bad_att_$bad" ]'
+done
+# A head without the metadata 'classifier' (a pretraining checkpoint given a head.weight, a classifier
+# whose metadata was removed) is not said to have "no head" by classify.
+python3 - "$tmp/vrun/checkpoint.safetensors" "$tmp/vft/checkpoint.safetensors" "$tmp" <<'PY' || fail=1
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+clf_tensors, clf_meta = st.read(sys.argv[2])
+st.write(os.path.join(sys.argv[3], "mae_head.safetensors"), dict(tensors, **{"head.weight": clf_tensors["head.weight"]}), meta)
+del clf_meta["classifier"]
+st.write(os.path.join(sys.argv[3], "clf_nometa.safetensors"), clf_tensors, clf_meta)
+PY
+for f in mae_head clf_nometa; do
+  "$VITMAE" classify --ckpt "$tmp/$f.safetensors" "$tmp/vimgs" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  t "classify of $f (head tensors, no metadata 'classifier'): exit 1, the metadata said missing, not 'no head' ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/$f.safetensors: not a classifier checkpoint (it holds head tensors, but its metadata '"'"'classifier'"'"', the classes they score, is missing)" ]'
+done
 # `info RUN` describes the run's latest checkpoint, RUN/checkpoint.safetensors, named on its first line.
 "$VITMAE" info "$tmp/vrun/" > "$tmp/run.out" 2> "$tmp/err"; rc=$?
 "$VITMAE" info "$tmp/vrun/checkpoint.safetensors" > "$tmp/file.out" 2>&1

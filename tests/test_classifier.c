@@ -738,8 +738,14 @@ static void checkpoint_checks(void) {
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"), "missing tensors: %s", err);
     CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"),
           "weights only, missing tensors: %s", err);
-    CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
+    StTensor not_head = {"fc_norm.bias", 1, {3, 0, 0, 0}, m};
+    CHECK(st_write(path, &not_head, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "fine-tune it first"), "no head: %s", err);
+    // A head tensor without the metadata: the metadata said missing, not "no head".
+    CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 &&
+          strstr(err, ": not a classifier checkpoint (it holds head tensors, but its metadata 'classifier', the classes they score, is missing)"),
+          "a head, no metadata 'classifier': %s", err);
     flip_last_byte(path);   // damaged data are the reason given, before anything else wrong with the file
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"), "no head, damaged: %s", err);
     CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),

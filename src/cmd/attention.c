@@ -29,6 +29,7 @@
 #include <time.h>
 #include "viz/attnmap.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "io/json.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -1259,7 +1260,7 @@ int cmd_attention(int argc, char **argv) {
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (cli_one_process_refused("attention")) goto out;
     if (cli_start_threads("attention", threads)) { status = 1; goto out; }
-    if ((ema ? ckpt_load_encoder_ema : ckpt_load_encoder)(ckpt_path, &ck, err, sizeof err)) {   // err names the file
+    if (clf_ckpt_load_encoder(ckpt_path, ema, &ck, err, sizeof err)) {   // err names the file
         cli_error(NULL, "%s", err);
         status = 1;
         goto out;

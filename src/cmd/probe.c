@@ -24,6 +24,7 @@
 #include "infer/features.h"
 #include "infer/probe.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "io/files.h"
 #include "io/json.h"
 #include "viz/confusion.h"
@@ -368,7 +369,7 @@ int cmd_probe(int argc, char **argv) {
     if (most < batch) batch = most > 0 ? (int)most : 1;
     if (pixels && ckpt_path) {
         Checkpoint ck;
-        if (ckpt_load_encoder(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); goto out; }   // err names the file
+        if (clf_ckpt_load_encoder(ckpt_path, 0, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); goto out; }   // err names the file
         if (!img) S = ck.cfg.img_size;
         if (!channels_s) Cin = ck.cfg.in_chans;
         ckpt_free(&ck);

@@ -10,6 +10,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "io/files.h"
 #include "io/json.h"
 #include "data/image.h"
@@ -51,7 +52,7 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
 FeatureModel *features_open(const char *ckpt_path, int ema, int max_batch, int *status, char *err, size_t errlen) {
     *status = 1;
     Checkpoint ck;
-    if ((ema ? ckpt_load_encoder_ema : ckpt_load_encoder)(ckpt_path, &ck, err, errlen)) return NULL;
+    if (clf_ckpt_load_encoder(ckpt_path, ema, &ck, err, errlen)) return NULL;
     const MaeConfig *cfg = &ck.cfg;
     FeatureModel *fm = calloc(1, sizeof *fm);
     if (!fm) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); return NULL; }

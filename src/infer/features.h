@@ -52,9 +52,10 @@ void features_blocks_text(const FeaturesSpec *spec, int depth, char *buf, size_t
 // max_batch images.
 typedef struct FeatureModel FeatureModel;
 
-// Loads a checkpoint for features (a file without decoder tensors is fine); ema: a fine-tuned
-// classifier's moving average of its weights instead of the weights (io/checkpoint.h
-// ckpt_load_encoder_ema: a file without it is refused, status 1). NULL with a one-line
+// Loads a checkpoint for features (a file without decoder tensors is fine; a classifier's header checked
+// as classify checks it, io/classifier_ckpt.h clf_ckpt_load_encoder); ema: a fine-tuned classifier's
+// moving average of its weights instead of the weights (io/checkpoint.h ckpt_load_encoder_ema: a file
+// without it is refused, status 1). NULL with a one-line
 // reason on failure, `PATH: why` when the file cannot be used (its memory check and out of memory have
 // no subject: the command names itself); *status gets 1 (runtime: unreadable, bad file, out of
 // memory) or 2 (max_batch too large for memory: a smaller batch would fit).

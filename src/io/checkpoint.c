@@ -227,6 +227,9 @@ int ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errle
 int ckpt_load_encoder_ema(const char *path, Checkpoint *out, char *err, size_t errlen) {
     return load(path, out, LOAD_ENCODER_EMA, err, errlen);
 }
+int ckpt_encoder_from_st(StFile *f, int ema, Checkpoint *out, char *err, size_t errlen) {
+    return from_st(f, out, ema ? LOAD_ENCODER_EMA : LOAD_ENCODER, err, errlen);
+}
 int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen) {
     return from_st(f, out, moments ? LOAD_ALL : LOAD_WEIGHTS, err, errlen);
 }

@@ -94,6 +94,11 @@ int  ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errl
 // pretraining checkpoint, a classifier fine-tuned without --model-ema) is refused: `PATH: holds no EMA
 // weights (...)`; one without an ema.<name> the encoder needs: `PATH: missing tensor 'ema.NAME' (...)`.
 int  ckpt_load_encoder_ema(const char *path, Checkpoint *out, char *err, size_t errlen);
+// Either on a file already opened with st_open_header (ema 0: ckpt_load_encoder's read, 1:
+// ckpt_load_encoder_ema's). These readers check of a classifier what its encoder's users need (its
+// encoder, fc_norm, every value), not its metadata 'classifier' or its head's shapes: the commands read
+// through io/classifier_ckpt.h's clf_ckpt_load_encoder, which checks those first.
+int  ckpt_encoder_from_st(StFile *f, int ema, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 // The kinds of checkpoint a command may refuse before it loads the file (docs/interface.md, "Exit status").
 enum { CKPT_FULL = 1, CKPT_ENCODER_ONLY = 2, CKPT_CLASSIFIER = 4 };

@@ -107,10 +107,18 @@ static int classes_repeat(char *const *names, int n, const char *path, char *err
 enum { EMA_CHECK, EMA_KEEP, EMA_AS_WEIGHTS };
 
 // moments 0: the AdamW moments are checked (names, shapes) but not copied (clf_ckpt_load_weights).
-static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
+// header_only 1: the checks of the header alone (metadata, class names, every tensor's name and shape),
+// nothing config-sized allocated and no data asked for: what clf_ckpt_load_encoder checks before the
+// MAE loader reads the file.
+static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, int header_only, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
     const char *format = st_meta(f, "format");
+    if (!cj && ckpt_has_prefix(f, "head.")) {   // a head without the classes it scores: not "no head"
+        snprintf(err, errlen, "%s: not a classifier checkpoint (it holds head tensors, but its metadata 'classifier', the "
+                 "classes they score, is missing)", path);
+        return -1;
+    }
     if (!cj) { snprintf(err, errlen, "%s: not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)", path); return -1; }
     if ((format && strcmp(format, "vitmae")) || !cfg_json) { snprintf(err, errlen, "%s: not a vitmae checkpoint", path); return -1; }
     char why[256];
@@ -171,13 +179,15 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
     for (int k = 0; k < n; k++)   // names and shapes before anything config-sized is allocated
         if (take(f, tab[k].name, &tab[k], NULL, err, errlen)) goto out;
     size_t np = clf_num_params(&out->cfg);
-    out->params = cpu_calloc_big(np, sizeof(float));   // as a classifier's own (clf_create_forward_with takes it)
-    if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    // as a classifier's own (clf_create_forward_with takes it)
+    out->params = header_only ? NULL : cpu_calloc_big(np, sizeof(float));
+    if (!out->params && !header_only) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    int scan = !header_only;   // the values of what is read past are checked at st_fill, which header_only skips
     // With EMA_AS_WEIGHTS the weights are read past (checked as if kept) and the average is taken there.
     float *weights = ema == EMA_AS_WEIGHTS ? NULL : out->params;
     for (int k = 0; k < n; k++) {
         if (take(f, tab[k].name, &tab[k], weights, err, errlen)) goto out;
-        if (!weights) st_scan(f, st_find(f, tab[k].name, NULL, NULL));
+        if (!weights && scan) st_scan(f, st_find(f, tab[k].name, NULL, NULL));
     }
     const char *ts = st_meta(f, "train_state");
     if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
@@ -193,7 +203,7 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
             for (int m = 0; m < 2; m++) {
                 snprintf(name, sizeof name, "optimizer.%s.%s", m ? "exp_avg_sq" : "exp_avg", tab[k].name);
                 if (take(f, name, &tab[k], m ? out->exp_avg_sq : out->exp_avg, err, errlen)) goto out;
-                if (!moments) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
+                if (!moments && scan) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
             }
         }
     }
@@ -217,9 +227,10 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
                 goto out;
             }
             if (take(f, name, &tab[k], average, err, errlen)) goto out;
-            if (!average) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
+            if (!average && scan) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
         }
     }
+    if (header_only) { rc = 0; goto out; }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
     if (ckpt_check_finite_array(tab, n, weights, "", why, sizeof why) ||
         (!weights && ckpt_check_scanned(f, tab, n, "", why, sizeof why)) ||
@@ -239,21 +250,21 @@ out:
 }
 
 // Damaged data are the reason given for a refusal, whatever else is wrong with the file (st_verify).
-static int from_st(StFile *f, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
-    int rc = check_and_take(f, out, moments, ema, err, errlen);
+static int from_st(StFile *f, ClfCheckpoint *out, int moments, int ema, int header_only, char *err, size_t errlen) {
+    int rc = check_and_take(f, out, moments, ema, header_only, err, errlen);
     if (rc) st_verify(f, err, errlen);
     return rc;
 }
 
 int clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen) {
-    return from_st(f, out, moments, moments ? EMA_KEEP : EMA_CHECK, err, errlen);
+    return from_st(f, out, moments, moments ? EMA_KEEP : EMA_CHECK, 0, err, errlen);
 }
 
 static int load(const char *path, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     StFile *f = st_open_header(path, err, errlen);   // the data straight into out's arrays
     if (!f) return -1;
-    int rc = from_st(f, out, moments, ema, err, errlen);
+    int rc = from_st(f, out, moments, ema, 0, err, errlen);
     st_close(f);
     return rc;
 }
@@ -264,4 +275,19 @@ int clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_
 }
 int clf_ckpt_load_ema_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen) {
     return load(path, out, 0, EMA_AS_WEIGHTS, err, errlen);
+}
+
+int clf_ckpt_load_encoder(const char *path, int ema, Checkpoint *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    StFile *f = st_open_header(path, err, errlen);   // read once: checked here, then the MAE loader's data
+    if (!f) return -1;
+    int rc = 0;
+    if (clf_ckpt_is_classifier(f)) {   // the classifier's own checks first (docs/interface.md, section 4)
+        ClfCheckpoint header;
+        rc = from_st(f, &header, 0, EMA_CHECK, 1, err, errlen);
+        clf_ckpt_free(&header);
+    }
+    if (!rc) rc = ckpt_encoder_from_st(f, ema, out, err, errlen);
+    st_close(f);
+    return rc;
 }

@@ -41,5 +41,10 @@ int  clf_ckpt_load_ema_weights(const char *path, ClfCheckpoint *out, char *err, 
 // clf_ckpt_load's checks on a file already opened (st_open_header, or st_open): with the moments and the
 // EMA weights copied (moments 1, as clf_ckpt_load) or not (0, as clf_ckpt_load_weights).
 int  clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen);
+// The encoder of any checkpoint for the encoder's users (embed, probe, attention): io/checkpoint.h's
+// ckpt_load_encoder (ema 0) or ckpt_load_encoder_ema (1), a classifier's header first checked as
+// clf_ckpt_load_weights checks it (the metadata 'classifier', its class names, every tensor's name and
+// shape, the head's included), so that a file classify and info refuse is refused with the same line.
+int  clf_ckpt_load_encoder(const char *path, int ema, Checkpoint *out, char *err, size_t errlen);
 void clf_ckpt_free(ClfCheckpoint *c);
 #endif
