@@ -114,6 +114,21 @@ mkdir "$dir/hf3" && echo '{"a":1}' > "$dir/hf3/config.json" && cp "$dir/other/ch
 t "a run's checkpoint beside another program's config.json: the resume refused, the file kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/hf3: its folder $dir/hf3 holds config.json, not the run'"'"'s, which the run would write over; move it away, or continue it in a folder of its own with --out DIR" ] &&
    [ "$(cat "$dir/hf3/config.json")" = "{\"a\":1}" ]'
+# ... and beside the run's own metrics.csv as well: that file made the folder a run's and the config.json
+# went unchecked, the resume (of the folder or a snapshot) wrote vitmae's over it, exit 0.
+for c in '{"model_type":"vit_mae"}' '{}' '"hello"' '{"model":{"img_size":16}}'; do
+  rm -rf "$dir/hf4" && cp -r "$dir/other" "$dir/hf4" && rm -f "$dir/hf4/notes.txt" && printf '%s\n' "$c" > "$dir/hf4/config.json"
+  "$VITMAE" train --resume "$dir/hf4/checkpoint-1.safetensors" --threads 2 > /dev/null 2>"$dir/err2"; rc2=$?
+  "$VITMAE" train --resume "$dir/hf4" --steps 4 --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+  t "a run's checkpoints and metrics.csv beside config.json $c: both resumes refused, the file kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/hf4: its folder $dir/hf4 holds config.json, not the run'"'"'s, which the run would write over; move it away, or continue it in a folder of its own with --out DIR" ] &&
+     [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --resume $dir/hf4/checkpoint-1.safetensors: its folder $dir/hf4 holds config.json, not the run'"'"'s, which the run would write over; move it away, or continue it in a folder of its own with --out DIR" ] &&
+     [ "$(cat "$dir/hf4/config.json")" = "$c" ] && cmp -s "$dir/hf4/metrics.csv" "$dir/other/metrics.csv"'
+done
+# finetune writes no config.json: its resume beside one (hfft above: its run's metrics.csv) goes ahead, the file kept.
+"$VITMAE" finetune --resume "$dir/hfft/checkpoint-1.safetensors" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "finetune --resume beside another program's config.json and its run's metrics.csv: goes ahead, the file kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/hfft/config.json")" = "{\"a\":1}" ]'
 mkdir "$dir/um" && printf 'name,score\nalice,3\n' > "$dir/um/metrics.csv" && cp "$dir/other/checkpoint.safetensors" "$dir/um/checkpoint-2.safetensors"
 "$VITMAE" train --resume "$dir/um/checkpoint-2.safetensors" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
 t "a snapshot beside a metrics.csv of other columns: the resume refused, the file kept ($rc: $(cat "$dir/err"))" \

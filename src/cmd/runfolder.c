@@ -899,7 +899,14 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
     char names[64];
     int recorded;
-    if (!user_outputs(cmd, dir, &recorded, names, sizeof names)) return 0;
+    if (!user_outputs(cmd, dir, &recorded, names, sizeof names)) {
+        // A run's metrics.csv makes the folder a run's (user_outputs names nothing then, its curves.png and
+        // samples/ being the run's), but it records no config.json: another program's beside it was written
+        // over, exit 0, where without metrics.csv the resume was refused (docs/interface.md, section 9).
+        if (strcmp(cmd, "train") || config_kind(dir) != CONFIG_OTHER) return 0;
+        snprintf(names, sizeof names, "config.json");
+        recorded = 1;
+    }
     if (recorded) {   // the run's checkpoints beside a user's config.json or metrics.csv
         snprintf(err, errlen, "%s --resume %s: its folder %s holds %s, not the run's, which the run would write over; "
                  "move %s away, or continue it in a folder of its own with --out DIR", cmd, arg, dir, names,
