@@ -810,6 +810,15 @@ cp -r "$dir/t1" "$dir/nolatest" && rm "$dir/nolatest/checkpoint.safetensors"
 t "a finished run without checkpoint.safetensors: --out names its last snapshot and ln, as --resume DIR does ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --out $dir/nolatest: the folder already holds a finished run without its checkpoint.safetensors; its newest snapshot, $dir/nolatest/checkpoint-12.safetensors, is the run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $dir/nolatest/checkpoint-12.safetensors $dir/nolatest/checkpoint.safetensors; or pass another --out folder, or --overwrite to move the old run aside (to $dir/nolatest.old-N)" ]'
 rm -rf "$dir/nomet" "$dir/nolatest"
+# The finished run given to --ckpt: it said "continue a fine-tuning run with --resume RUN", whose resume
+# has nothing to train (a fine-tuning run keeps its --steps). It says the run is finished and names the
+# pretraining checkpoint it started from, as its --out folder does; that new run goes on.
+"$VITMAE" finetune --ckpt "$dir/t1" $ft --steps 2 --out "$dir/again" > /dev/null 2> "$dir/err"; rc=$?
+t "--ckpt of a finished fine-tuning run: exit 2, finished, the --ckpt it started from named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: $dir/t1/checkpoint.safetensors: is the fine-tuned classifier of a finished run (it reached its last step, 12, and a fine-tuning run keeps its --steps); --ckpt takes a pretraining checkpoint: start a new run with --ckpt $pre_abs for another" ] && [ ! -e "$dir/again" ]'
+"$VITMAE" finetune --ckpt "$(sed -n 's/.* start a new run with --ckpt \(.*\) for another$/\1/p' "$dir/err")" $ft --steps 2 --out "$dir/again" > /dev/null 2>&1; rc=$?
+t "... and that --ckpt starts a new run ($rc)" '[ $rc -eq 0 ] && [ -s "$dir/again/checkpoint.safetensors" ]'
+rm -rf "$dir/again"
 
 # 4. SIGINT: a loadable checkpoint, exit 0, and --resume RUN finishes it.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
@@ -1137,7 +1146,7 @@ err "resume, a class the checkpoint lacks" 2 "hexagon" "$VITMAE" finetune --resu
 t "resume, a class the checkpoint lacks: the line names it, one line ($(tr "\n" "|" < "$dir/err"))" \
   '[ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: its class '"'"'hexagon'"'"' is not one of them" "$dir/err"'
 rm -rf "$dir/dc"
-err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
+err "ckpt of a finished run's classifier" 2 "is the fine-tuned classifier of a finished run (.*); --ckpt takes a pretraining checkpoint: start a new run with --ckpt .* for another$" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
 err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
 before=$(ls -l "$dir/run" | md5sum)
 err "existing run folder" 2 "already holds a finished run" "$VITMAE" finetune --ckpt "$pre" $ft --out "$dir/run"

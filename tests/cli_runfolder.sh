@@ -913,6 +913,24 @@ ln "$dir/names/checkpoint-10.safetensors" "$dir/names/checkpoint.safetensors"
 "$VITMAE" train --resume "$dir/names" > "$dir/log" 2>&1; rc2=$?
 t "... and after that ln, info reads the folder and its resume has nothing to train ($rc $rc2: $(cat "$dir/log" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && grep -q "the run has reached its last step, 10: nothing to train" "$dir/log"'
+# Its checkpoint.safetensors damaged (cut short) instead of gone: --out advised --resume of checkpoint-10,
+# which had nothing to train (exit 0) and left the damaged file as the folder's checkpoint. It says the
+# file cannot be read and the snapshot is the run's last step, and ln -f puts it back; followed, info,
+# eval and --resume --steps go on from the folder.
+cp -r "$dir/names" "$dir/cut" && rm "$dir/cut/checkpoint.safetensors"
+head -c $(($(wc -c < "$dir/cut/checkpoint-10.safetensors") / 2)) "$dir/cut/checkpoint-10.safetensors" > "$dir/cut/checkpoint.safetensors"
+cp "$dir/cut/checkpoint.safetensors" "$dir/cut.bin"
+"$VITMAE" train $small --data "$dir/moved" --steps 10 --out "$dir/cut" > /dev/null 2> "$dir/err"; rc=$?
+t "--out of a finished run whose checkpoint.safetensors is cut short: unreadable, its last snapshot and ln -f, the file kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/cut: the folder already holds a finished run whose checkpoint.safetensors cannot be read (truncated data (.*)); its newest snapshot, $dir/cut/checkpoint-10.safetensors, is the run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln -f $dir/cut/checkpoint-10.safetensors $dir/cut/checkpoint.safetensors (train --resume $dir/cut/checkpoint-10.safetensors --steps N, more than its steps, extends the run); or pass another --out folder, or --overwrite to move the old run aside (to $dir/cut.old-N)$" "$dir/err" &&
+   cmp -s "$dir/cut.bin" "$dir/cut/checkpoint.safetensors"'
+ln -f "$dir/cut/checkpoint-10.safetensors" "$dir/cut/checkpoint.safetensors"
+"$VITMAE" info "$dir/cut" > /dev/null 2>&1; r1=$?
+"$VITMAE" eval --ckpt "$dir/cut" --data "$dir/moved" --threads 1 > /dev/null 2>&1; r2=$?
+"$VITMAE" train --resume "$dir/cut" --steps 12 > "$dir/log" 2>&1; r3=$?
+t "... and after that ln -f, info and eval read the folder and --resume DIR --steps 12 extends the run ($r1 $r2 $r3: $(tail -n 2 "$dir/log" | tr "\n" "|"))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && "$VITMAE" info "$dir/cut" | grep -Eq "^ +step +12$"'
+rm -rf "$dir/cut" "$dir/cut.bin"
 rm "$dir/names/checkpoint.safetensors" "$dir/names/checkpoint-10.safetensors"
 "$VITMAE" train --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
 t "... its last snapshot gone too: checkpoint-8, not the run's last, is offered for --resume ($(cat "$dir/err"))" \

@@ -853,7 +853,15 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         if (kind == CKPT_CLASSIFIER) {
             // One without a train state (a converted classifier, one saved for inference) cannot be
             // continued: --resume of it is refused, which "continue ... with --resume RUN" sent the user to.
-            if (ckpt_peek_has_state(a->ckpt))
+            // A finished run's trains no more (a fine-tuning run keeps its --steps: its --resume has nothing to
+            // train): the way on is a new run from the checkpoint it started from, as train --resume of it and
+            // finetune --out of its folder say (docs/data.md, "Run folders").
+            char way[CLI_ERR_MAX];
+            long last = run_finished_way(a->ckpt, way, sizeof way);
+            if (last > 0)
+                cli_error(a->ckpt, "is the fine-tuned classifier of a finished run (it reached its last step, %ld, and a "
+                          "fine-tuning run keeps its --steps); --ckpt takes a pretraining checkpoint: %s", last, way);
+            else if (ckpt_peek_has_state(a->ckpt))
                 cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             else
                 cli_error(a->ckpt, "is a fine-tuned classifier without a training state (for inference only: no run to "

@@ -413,9 +413,12 @@ static long resumable_snapshot(const char *cmd, const char *dir, char *steps, si
 // The way on for a folder without checkpoint.safetensors whose newest snapshot, path, is the finished
 // run's last step (its resume trains and writes nothing, so the folder would stay without its
 // checkpoint): the file itself, or ln to give the folder its checkpoint back; train's --steps extends it.
-static const char *finished_advice(const char *cmd, const char *path, const char *dir, char *buf, size_t n) {
+// replace: the folder's checkpoint.safetensors is there but cannot be read, which ln -f puts the snapshot
+// in place of (plain ln fails on a name that is taken; a resume of the snapshot writes nothing over it).
+static const char *finished_advice(const char *cmd, const char *path, const char *dir, int replace, char *buf,
+                                   size_t n) {
     snprintf(buf, n, "pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln "
-             "%s %s/checkpoint.safetensors%s%s%s", path, dir, strcmp(cmd, "train") ? "" : " (train --resume ",
+             "%s%s %s/checkpoint.safetensors%s%s%s", replace ? "-f " : "", path, dir, strcmp(cmd, "train") ? "" : " (train --resume ",
              strcmp(cmd, "train") ? "" : path, strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
     return buf;
 }
@@ -445,15 +448,18 @@ const char *run_new_run_way(const char *init, char *way, size_t waylen) {
 // snapshot in res when it is the finished run's last step (no checkpoint.safetensors: its resume
 // would do nothing, finished_advice instead); 3 with the checkpoint's path in res when it is a finished
 // fine-tuning run's (finetune --resume trains nothing more, and a fine-tuning run keeps its --steps: a new
-// run is the way on); 0 when the folder offers none that resumes there (its latest another run's copy,
+// run is the way on); 4 with the snapshot in res, as 2, where checkpoint.safetensors is there but cannot be
+// read (why in unread: its resume, in its folder, would leave the damaged file as the folder's checkpoint);
+// 0 when the folder offers none that resumes there (its latest another run's copy,
 // its snapshots of more than one run): advice to --resume DIR was refused in turn.
-static int resume_target(const char *cmd, const char *dir, char *res, size_t n) {
+static int resume_target(const char *cmd, const char *dir, char *res, size_t n, char *unread, size_t un) {
     char latest[4400], why[CLI_ERR_MAX], steps[40] = "";
     struct stat st;
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     snprintf(res, n, "%s", dir);
     long snap;
     int newest = 0;   // the snapshot is the newest, with no checkpoint.safetensors: perhaps the finished run's last
+    int damaged = 0;  // the newest, with a checkpoint.safetensors that cannot be read
     if (lstat(latest, &st) != 0) {
         if (errno != ENOENT) return 1;
         snap = resumable_snapshot(cmd, dir, steps, sizeof steps);
@@ -469,6 +475,12 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n) 
                  : resumable_snapshot(cmd, dir, steps, sizeof steps);
         if (f && snap >= 0) run_snapshot_steps(cmd, dir, snap, st_meta(f, "train_state"), steps, sizeof steps);
         if (f) st_close(f);
+        if (!f && snap >= 0 && snap == newest_snapshot(dir)) {
+            size_t skip = strlen(latest);   // the reason names the file, which the line names already
+            const char *reason = !strncmp(why, latest, skip) && !strncmp(why + skip, ": ", 2) ? why + skip + 2 : why;
+            snprintf(unread, un, "%s", reason);
+            damaged = 1;
+        }
         if (snap < 0 && !strcmp(cmd, "finetune") && checkpoint_finished(latest)) {   // train's --steps would extend it
             snprintf(res, n, "%s", latest);
             return 3;
@@ -477,6 +489,7 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n) 
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
     if (newest && checkpoint_finished(res)) return 2;   // as --resume DIR says (run_resume_missing)
+    if (damaged && checkpoint_finished(res)) return 4;
     if (!strcmp(cmd, "finetune") && checkpoint_finished(res)) return 3;
     snprintf(res + strlen(res), n - strlen(res), "%s", steps);
     return 1;
@@ -537,13 +550,18 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
     else {
-        char res[4400], way[CLI_ERR_MAX];
-        int target = resume_target(cmd, dir, res, sizeof res);
+        char res[4400], way[CLI_ERR_MAX], unread[CLI_ERR_MAX];
+        int target = resume_target(cmd, dir, res, sizeof res, unread, sizeof unread);
         if (target == 2)
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run without its "
                      "checkpoint.safetensors; its newest snapshot, %s, is the run's last step: %s; or pass another "
                      "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res,
-                     finished_advice(cmd, res, dir, way, sizeof way), aside);
+                     finished_advice(cmd, res, dir, 0, way, sizeof way), aside);
+        else if (target == 4)   // its resume said "nothing to train" and left the damaged file (docs/interface.md, section 9)
+            snprintf(err, errlen, "%s --out %s: the folder already holds a finished run whose checkpoint.safetensors "
+                     "cannot be read (%s); its newest snapshot, %s, is the run's last step: %s; or pass another --out "
+                     "folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, unread, res,
+                     finished_advice(cmd, res, dir, 1, way, sizeof way), aside);
         else if (target == 3) {
             long last = finished_run_way(res, way, sizeof way);
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run (it reached its last step, %ld, "
@@ -1036,7 +1054,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         // A finished run's: its resume trains nothing and writes nothing, so it gave the folder no
         // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; its newest snapshot, %s, is "
-                 "the finished run's last step: %s", cmd, arg, path, finished_advice(cmd, path, arg, way, sizeof way));
+                 "the finished run's last step: %s", cmd, arg, path, finished_advice(cmd, path, arg, 0, way, sizeof way));
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
                  "with --resume %s/checkpoint-%ld.safetensors%s%s", cmd, arg,
