@@ -253,7 +253,7 @@ write(out + "/half_vitmae.safetensors", sd, {"format": "vitmae", "config": meta[
 PY
 "$VITMAE" info "$tmp/half_plain.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
 t "vitmae on an F16 safetensors: exit 1, one line naming the way out ($(head -c 300 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "has dtype F16 (only F32 is supported: convert the file with tools/convert_mae.py" "$tmp/err"'
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "has dtype .F16. (only F32 is supported: convert the file with tools/convert_mae.py" "$tmp/err"'
 "$PY" "$tools/convert_mae.py" "$tmp/half_plain.safetensors" "$tmp/half_plain.out.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
 t "convert an F16 safetensors with MAE's names: the fp16 .pth's file ($rc: $(head -c 300 "$tmp/err"))" \
   '[ $rc -eq 0 ] && cmp -s "$tmp/half_plain.out.safetensors" "$tmp/v_fp16.safetensors"'

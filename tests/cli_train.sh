@@ -320,6 +320,45 @@ PY'
 # error (docs/interface.md, section 5, "Resumable").
 t "a resumed run's metrics rows equal the uninterrupted run's, bit for bit ($(cut -d, -f1,4 "$dir/ml2/metrics.csv" | tr "\n" " "))" \
   '[ "$(awk -F, "NR > 1 && \$1 > 0" "$dir/ml/metrics.csv" | cut -d, -f1-6)" = "$(awk -F, "NR > 1" "$dir/ml2/metrics.csv" | cut -d, -f1-6)" ]'
+# A train_state edited by hand is checked field by field (docs/interface.md, section 4). log_steps past
+# the run's steps (500 at step 9) was taken: the next row divided the carried sum by 500 (0.0120 for
+# 0.60); a negative or unpaired sum, an "images" that is no signature ("garbage" warned "400 usable
+# now, 0 then"), a run_id, split pin or --val folder of another type, were taken or read as absent; grad_groups 3
+# said "3 gradient groups: must be ...", --groups' wording of a flag not given. Each: exit 1, one
+# line, nothing written.
+for edit in log_steps=500 log_steps=DEL log_loss_sum=-1 'log_loss_sum="x"' 'images="garbage"' images=5 \
+    'images="40:0123456789abcdef/"' grad_groups=3 run_id=7 split_held_out=1 val=5; do
+  rm -rf "$dir/mled" "$dir/mled2" && mkdir "$dir/mled"
+  python3 - "$dir/ml/checkpoint-9.safetensors" "$dir/mled/checkpoint.safetensors" "$edit" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+st = json.loads(h["__metadata__"]["train_state"]); k, v = sys.argv[3].split("=", 1)
+assert k in st or k in ("split_held_out", "val"), k
+if v == "DEL": del st[k]
+else: st[k] = json.loads(v)
+h["__metadata__"]["train_state"] = json.dumps(st); h["__metadata__"].pop("crc32", None)
+hb = json.dumps(h).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+  "$VITMAE" train --resume "$dir/mled" --out "$dir/mled2" --threads 2 > /dev/null 2> "$dir/mled.err"; rc=$?
+  key=${edit%%=*}
+  case $edit in
+    log_steps=500) want="'log_steps' out of range: 500 is past 'step' 9" ;;
+    grad_groups=3) want="'grad_groups' out of range: 3 is not a power of two that divides 'batch' 16" ;;
+    *) want="'$key' missing or out of range" ;;
+  esac
+  t "train_state edited ($edit): exit 1, one line naming '$key', nothing written ($rc: $(cat "$dir/mled.err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$dir/mled.err")" = "vitmae: $dir/mled/checkpoint.safetensors: cannot resume: train_state: $want" ] && [ ! -e "$dir/mled2" ]'
+done
+# log_steps is bounded by the steps, not by log_every: a resume given a lower --log-every between two
+# rows carries more steps than its cadence (4 carried at step 9, --log-every 4: step 11's checkpoint
+# holds 6), and that checkpoint resumes to the same row.
+"$VITMAE" train --resume "$dir/ml/checkpoint-9.safetensors" --out "$dir/mlk" --steps 12 --log-every 4 --ckpt-every 1 \
+  --threads 2 > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/mlk/checkpoint-11.safetensors" --out "$dir/mlk2" --threads 2 > /dev/null 2> "$dir/mlk2.err"; rc=$?
+t "log_steps 6 at --log-every 4 (a lowered cadence): resumes, the same row at step 12 ($rc: $(cat "$dir/mlk2.err"))" \
+  'python3 -c "import json, struct, sys; b = open(sys.argv[1], \"rb\").read(); n = struct.unpack(\"<Q\", b[:8])[0]; s = json.loads(json.loads(b[8:8 + n])[\"__metadata__\"][\"train_state\"]); sys.exit(0 if (s[\"log_every\"], s[\"log_steps\"]) == (4, 6) else 1)" "$dir/mlk/checkpoint-11.safetensors" &&
+   [ $rc -eq 0 ] && grep -q "^12," "$dir/mlk2/metrics.csv" && [ "$(grep "^12," "$dir/mlk/metrics.csv" | cut -d, -f1-4)" = "$(grep "^12," "$dir/mlk2/metrics.csv" | cut -d, -f1-4)" ]'
 # A FIFO at the name of a run's metrics.csv: a resume refuses it in one line (it waited for a writer
 # forever, and SIGTERM could not end the wait).
 cp -r "$dir/ml" "$dir/mlfifo" && rm "$dir/mlfifo/metrics.csv" && mkfifo "$dir/mlfifo/metrics.csv"

@@ -187,7 +187,10 @@ static void test_generic_format(void) {
     expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8,
                        "do not match", "offsets reversed");
     expect_hdr_refused("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
-                       "tensor 'a' has dtype F16", "wrong dtype");
+                       "tensor 'a' has dtype 'F16'", "wrong dtype");
+    // A dtype edited to "F32 " said "has dtype F32  (only F32 is supported)": the value is quoted.
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32 \",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+                       "tensor 'a' has dtype 'F32 ' (only F32 is supported)", "a dtype with a trailing space");
     // ... and the refusal names the way out (it said only "only F32 is supported").
     expect_hdr_refused("{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
                        "convert the file with tools/convert_mae.py", "a half-precision dtype, the way out said");
@@ -236,11 +239,11 @@ static void test_generic_format(void) {
     // the printer, which writes them out (cli_info.sh); they are no longer '?', which the file's own
     // name (a path with a newline) got too. A long one is cut to 96 bytes, then "...".
     expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
-                       "tensor 'a\nb' has dtype F16", "control character in a name");
+                       "tensor 'a\nb' has dtype 'F16'", "control character in a name");
     {
         char hdr[1024], want[320];
         snprintf(hdr, sizeof hdr, "{\"%0300d\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 7);
-        snprintf(want, sizeof want, "tensor '%0*d...' has dtype F16", UTF8_CLIP_MAX, 0);
+        snprintf(want, sizeof want, "tensor '%0*d...' has dtype 'F16'", UTF8_CLIP_MAX, 0);
         expect_hdr_refused(hdr, 4, want, "a name of 300 bytes");
         // A prefix of 200 bytes before a name vitmae looks for: cut too, in both places it is named.
         snprintf(hdr, sizeof hdr, "{\"%0200d.cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 7);

@@ -64,7 +64,7 @@ static void test_state_json(void) {
     RunState r, back;
     memset(&r, 0, sizeof r);
     r.step = 12; r.total_steps = 40; r.warmup = 3; r.seed = 123456789012345; r.eval_every = 5;
-    r.ckpt_every = 6; r.log_every = 7; r.sample_every = 8; r.batch = 9; r.keep = 2; r.val_max = 100;
+    r.ckpt_every = 6; r.log_every = 7; r.sample_every = 8; r.batch = 12; r.keep = 2; r.val_max = 100;
     r.lr = 0.0125f; r.min_lr = 1e-5f; r.wd = 0.04f; r.clip = 1.5f; r.mask_ratio = 0.6f; r.val_frac = 0.07f;
     snprintf(r.augment, sizeof r.augment, "flip");
     snprintf(r.interp, sizeof r.interp, "bicubic");
@@ -93,6 +93,13 @@ static void test_state_json(void) {
     CHECK(rc == 0 && back.log_steps == r.log_steps && back.log_loss_sum == r.log_loss_sum,
           "log_steps %ld, log_loss_sum %g back as %ld, %g (%s)", r.log_steps, r.log_loss_sum, back.log_steps,
           back.log_loss_sum, rc ? err : js);
+    free(js);
+    // ... but never more steps than the run has made (an edit: the next row divided the sum by them).
+    r.step = 1499999999;
+    js = run_state_to_json(&r);
+    rc = js ? run_state_from_json(js, &back, err, sizeof err) : 0;
+    CHECK(rc == -1 && !strcmp(err, "train_state: 'log_steps' out of range: 1500000000 is past 'step' 1499999999"),
+          "log_steps past the step: %s", err);
     free(js);
     r.step = 12; r.total_steps = 40; r.log_every = 7; r.log_loss_sum = 0; r.log_steps = 0;
     // The epoch column's stretch (cmd/runfolder.h, RunEpochs) comes back bitwise, so that a resume after

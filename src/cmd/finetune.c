@@ -277,14 +277,14 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
-    if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
-                                   errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen)) {
+    if (run_state_shared_from_json(o, r->step, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps,
+                                   &r->max_pixels, err, errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen) ||
+        run_state_images_from_json(o, r->images, sizeof r->images, err, errlen) ||
+        run_split_pin_from_json(o, &r->split_pin, err, errlen) ||
+        run_state_groups_check("groups", r->batch, r->groups, err, errlen)) {
         cJSON_Delete(o);
         return -1;
     }
-    const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
-    if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
-    run_split_pin_from_json(o, &r->split_pin);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug)) {
@@ -317,8 +317,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
 
 int finetune_state_check(const char *json, char *err, size_t errlen) {
     FtState r;
-    if (ft_state_from_json(json, &r, err, errlen)) return -1;
-    return dist_check_groups(r.batch, r.groups, 1, 1, err, errlen) ? -1 : 0;   // as the resume checks them
+    return ft_state_from_json(json, &r, err, errlen);   // the groups too (run_state_groups_check)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1258,12 +1257,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // The gradient groups: fixed for the run; this job's N processes must divide them.
     int bad = dist_check_groups_given(r->batch, r->groups, a->groups != 0, dist_size(), 1, err, sizeof err);
     if (bad != 0 && bad != DIST_BAD_GROUPS && resuming) run_resume_groups_refusal(err, sizeof err, bad, dist_size(), 1, r->groups);
-    if (bad == DIST_BAD_GROUPS && resuming && !a->groups) {   // the file's own (an edit): no flag to blame, exit 1
-        char path[4096], dir[4096];
-        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        cli_error(path, "cannot resume: train_state: %s", err);
-        return 1;
-    }
+    // (The file's own G, an edit, was refused with its train_state: run_state_groups_check.)
     if (bad) {
         cli_error(bad == DIST_BAD_GROUPS ? "finetune --groups" : "finetune", "%s", err);
         return 2;

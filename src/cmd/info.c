@@ -16,7 +16,6 @@
 #include "cmd/commands.h"
 #include "cmd/runfolder.h"
 #include "cmd/train_state.h"   // run_state_from_json: the checks of a resume
-#include "dist/dist.h"          // dist_check_groups: the resume's check of the gradient groups
 #include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"
@@ -84,9 +83,8 @@ static const char *state_refused(const char *state, int classifier, int stripped
     cJSON_Delete(o);
     if (!object) return NULL;
     RunState rs;
+    // Its gradient groups too, as the resume checks them (a count that does not divide the batch)
     if (classifier ? finetune_state_check(state, why, n) : run_state_from_json(state, &rs, why, n)) return why;
-    // Its gradient groups, as the resume checks them (a count that does not divide the batch)
-    if (!classifier && dist_check_groups(rs.batch, rs.grad_groups, 1, 1, why, n)) return why;
     if (stripped_ema) {
         snprintf(why, n, "its run keeps the weights' moving average (model_ema), and the file holds none (ema.*)");
         return why;

@@ -1561,10 +1561,14 @@ void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long
     cJSON_AddNumberToObject(state, "log_steps", (double)steps);
 }
 
-int run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+int run_state_shared_from_json(const cJSON *state, long step, char *run_id, size_t idlen, double *sum, long *steps,
                                long *max_pixels, char *err, size_t errlen) {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(state, "run_id");
-    snprintf(run_id, idlen, "%s", cJSON_IsString(id) ? id->valuestring : "");
+    if (id && !cJSON_IsString(id)) {   // read as "" it made the run an older one, foreign to its own folder
+        snprintf(err, errlen, "train_state: 'run_id' missing or out of range");
+        return -1;
+    }
+    snprintf(run_id, idlen, "%s", id ? id->valuestring : "");
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(state, "max_pixels");   // the flag's range
     *max_pixels = cJSON_IsNumber(mp) && mp->valuedouble >= 1 && mp->valuedouble <= CLI_MAX_PIXELS_MAX &&
                   mp->valuedouble == (double)(long)mp->valuedouble ? (long)mp->valuedouble : 0;
@@ -1572,15 +1576,29 @@ int run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, d
         snprintf(err, errlen, "train_state: 'max_pixels' missing or out of range");
         return -1;
     }
+    // Written together, or not at all (no step since the last row). The steps since the last row are at
+    // most the run's steps; not at most log_every, which a resume's --log-every may lower mid-interval
+    // (10 -> 7 at step 15 with 5 carried: step 19's checkpoint holds 9). The losses are each >= 0 and
+    // finite. A sum of 500 steps at step 15 wrote 8.4 / 500 in the next row (docs/interface.md, section 4).
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
     *sum = 0;
     *steps = 0;
-    if (cJSON_IsNumber(ls) && cJSON_IsNumber(ln) && isfinite(ls->valuedouble) && ln->valuedouble >= 1 &&
-        ln->valuedouble <= 1e12 && ln->valuedouble == (double)(long)ln->valuedouble) {   // --log-every's range
-        *sum = ls->valuedouble;
-        *steps = (long)ln->valuedouble;
+    if (!ls && !ln) return 0;
+    const char *bad = NULL;
+    if (!(cJSON_IsNumber(ln) && ln->valuedouble >= 1 && ln->valuedouble <= (double)step &&
+          ln->valuedouble == floor(ln->valuedouble)))
+        bad = "log_steps";
+    else if (!(cJSON_IsNumber(ls) && ls->valuedouble >= 0 && isfinite(ls->valuedouble)))
+        bad = "log_loss_sum";
+    if (bad) {
+        if (!strcmp(bad, "log_steps") && cJSON_IsNumber(ln) && ln->valuedouble > (double)step)
+            snprintf(err, errlen, "train_state: 'log_steps' out of range: %.0f is past 'step' %ld", ln->valuedouble, step);
+        else snprintf(err, errlen, "train_state: '%s' missing or out of range", bad);
+        return -1;
     }
+    *sum = ls->valuedouble;
+    *steps = (long)ln->valuedouble;
     return 0;
 }
 
@@ -1629,11 +1647,19 @@ void run_split_pin_to_json(cJSON *state, const DatasetSplitPin *pin) {
     if (pin->trains[0]) cJSON_AddStringToObject(state, "split_trains", pin->trains);
 }
 
-void run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin) {
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(state, "split_held_out");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(state, "split_trains");
-    snprintf(pin->held_out, sizeof pin->held_out, "%s", cJSON_IsString(h) ? h->valuestring : "");
-    snprintf(pin->trains, sizeof pin->trains, "%s", cJSON_IsString(t) ? t->valuestring : "");
+int run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin, char *err, size_t errlen) {
+    const char *keys[2] = {"split_held_out", "split_trains"};
+    char *dst[2] = {pin->held_out, pin->trains};
+    size_t dn[2] = {sizeof pin->held_out, sizeof pin->trains};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(state, keys[i]);
+        if (x && !cJSON_IsString(x)) {   // dropped as absent, the split chose again: its images moved
+            snprintf(err, errlen, "train_state: '%s' missing or out of range", keys[i]);
+            return -1;
+        }
+        snprintf(dst[i], dn[i], "%s", x ? x->valuestring : "");
+    }
+    return 0;
 }
 
 int run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *err, size_t errlen) {
@@ -1704,6 +1730,37 @@ static int same_part(const char *was, const char *now, int part) {
     size_t wl, nl;
     const char *w = sig_part(was, part, &wl), *v = sig_part(now, part, &nl);
     return wl && nl ? wl == nl && !strncmp(w, v, wl) : -1;   // -1: one of them has no such part
+}
+
+int run_state_images_from_json(const cJSON *state, char *sig, size_t n, char *err, size_t errlen) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(state, "images");   // absent in older runs
+    sig[0] = 0;
+    if (!x) return 0;
+    // One to three parts "<count>:<16 hex digits>" (run_data_signature): "garbage" read as a count of
+    // 0 and warned that the images were not those the run was checkpointed with.
+    const char *p = cJSON_IsString(x) ? x->valuestring : NULL;
+    int ok = p && strlen(p) < n;
+    for (int part = 0; ok; part++) {
+        size_t digits = strspn(p, "0123456789");
+        ok = digits >= 1 && digits <= 10 && p[digits] == ':' && strspn(p + digits + 1, "0123456789abcdef") == 16;
+        if (ok) p += digits + 1 + 16;
+        if (!ok || *p != '/' || part == 2) break;
+        p++;
+    }
+    if (!ok || *p) {
+        snprintf(err, errlen, "train_state: 'images' missing or out of range");
+        return -1;
+    }
+    snprintf(sig, n, "%s", x->valuestring);
+    return 0;
+}
+
+int run_state_groups_check(const char *key, int batch, int groups, char *err, size_t errlen) {
+    char why[512];
+    if (!dist_check_groups(batch, groups, 1, 1, why, sizeof why)) return 0;
+    snprintf(err, errlen, "train_state: '%s' out of range: %d is not a power of two that divides 'batch' %d", key,
+             groups, batch);
+    return -1;
 }
 
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,

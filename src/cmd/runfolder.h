@@ -502,18 +502,29 @@ cJSON *run_state_parse(const char *json, char *err, size_t errlen);
 int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n, void *state, char *err, size_t errlen);
 // What train's and finetune's train_state share (docs/interface.md, section 4): run_id (written when
 // set; "" when absent, in older runs), and log_loss_sum and log_steps, the losses of the steps since
-// the last metrics row (written when there are any; 0, 0 when absent or unsound), and max_pixels, the
+// the last metrics row (written together when there are any; 0, 0 when both are absent), and max_pixels, the
 // run's --max-pixels (written when set; 0, the default, when absent, in older runs). 0, or -1 with err
-// when max_pixels is there but out of the flag's range (an edit: it was dropped, the run going on with
-// the default, which decides which images are usable).
+// "train_state: '<key>' missing or out of range" for a run_id that is not a string, a max_pixels out of
+// the flag's range (an edit: it was dropped, the run going on with the default, which decides which
+// images are usable), a log_steps from 1 to step or a log_loss_sum finite and >= 0 missing where the other is
+// there ("'log_steps' out of range: N is past 'step' S" for more steps than the run has made: the next
+// row divided the sum by them).
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
-int  run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+int  run_state_shared_from_json(const cJSON *state, long step, char *run_id, size_t idlen, double *sum, long *steps,
                                 long *max_pixels, char *err, size_t errlen);
+// train_state's "images", the run's run_data_signature (below), into sig (n bytes): "" when absent (older
+// runs); 0, or -1 with "train_state: 'images' missing or out of range" for a value that is no signature.
+int  run_state_images_from_json(const cJSON *state, char *sig, size_t n, char *err, size_t errlen);
+// A train_state's gradient groups (train's 'grad_groups', finetune's 'groups': key) against its batch, as
+// a new run's --groups is checked (dist_check_groups): 0, or -1 with "train_state: '<key>' out of range: G
+// is not a power of two that divides 'batch' B" (it read as --groups' refusal, naming no file's field).
+int  run_state_groups_check(const char *key, int batch, int groups, char *err, size_t errlen);
 // The held-out split's pinned images (data/dataset.h, dataset_split_pinned) in train_state as
 // "split_held_out" and "split_trains", each written when set; absent (older runs, a --val folder, a split
-// the rule alone decided): "". A value that is not a string is dropped as absent (the split chooses again).
+// the rule alone decided): "". A value that is not a string is refused: 0, or -1 with "train_state:
+// '<key>' missing or out of range" in err (dropped as absent, the split chose again).
 void run_split_pin_to_json(cJSON *state, const DatasetSplitPin *pin);
-void run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin);
+int  run_split_pin_from_json(const cJSON *state, DatasetSplitPin *pin, char *err, size_t errlen);
 // A metrics row's epoch (its `epoch` column): the passes over the training images, counted stretch by
 // stretch: from step from_step on, each step adds batch / images to the `from` passes done before it.
 // A resume on another count of training images (files added or removed) starts a new stretch at its

@@ -627,11 +627,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             ckpt_free(&ck);
             return cli_report(NULL, err, rc);
         }
-        // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
-        if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
-            ckpt_free(&ck);
-            return cli_report(path, err, 1);
-        }
+        // The model holds one gradient group's images (a G the checkpoint cannot have had was refused
+        // with its train_state: run_state_groups_check).
         t->per = t->rs.batch / t->rs.grad_groups;
         t->model = mae_create(&t->cfg, t->per, err, sizeof err);
         if (!t->model) { ckpt_free(&ck); return model_oom(t, err, t->per, 0); }

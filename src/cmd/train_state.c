@@ -95,12 +95,16 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
-    if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
-    const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
-    if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
-    run_split_pin_from_json(o, &r->split_pin);
-    if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
-                                   errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen)) {
+    if (val && !cJSON_IsString(val)) {   // not read as absent: the run would validate on a held-out split
+        snprintf(err, errlen, "train_state: 'val' missing or out of range");
+        cJSON_Delete(o);
+        return -1;
+    }
+    if (val) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
+    if (run_state_images_from_json(o, r->images, sizeof r->images, err, errlen) ||
+        run_split_pin_from_json(o, &r->split_pin, err, errlen) ||
+        run_state_shared_from_json(o, r->step, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps,
+                                   &r->max_pixels, err, errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen)) {
         cJSON_Delete(o);
         return -1;
     }
@@ -113,6 +117,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
         return -1;
     }
     r->grad_groups = g ? (int)g->valuedouble : 1;
+    if (run_state_groups_check("grad_groups", r->batch, r->grad_groups, err, errlen)) { cJSON_Delete(o); return -1; }
     // N and K are a record only: a value no run writes (not a count from 1 to 4096) reads as 1, and
     // never reaches an int conversion out of range.
     r->processes = cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= 4096 ? (int)np->valuedouble : 1;

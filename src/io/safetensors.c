@@ -189,7 +189,8 @@ static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_
         // (docs/interface.md, section 4, "From PyTorch").
         const char *d = dtype->valuestring;
         int is_float = !strcmp(d, "F16") || !strcmp(d, "BF16") || !strcmp(d, "F64");
-        fail(err, errlen, "%s: tensor '%s' has dtype %s (only F32 is supported%s)", file, name, utf8_clip(qd, d),
+        // Quoted, as the name is: an edit's "F32 " read as "has dtype F32  (only F32 is supported)".
+        fail(err, errlen, "%s: tensor '%s' has dtype '%s' (only F32 is supported%s)", file, name, utf8_clip(qd, d),
              is_float ? ": convert the file with tools/convert_mae.py, which reads any float dtype, or save the "
                         "tensors with .float()" : "");
         return -1;
