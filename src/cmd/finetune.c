@@ -971,7 +971,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (missing) { cli_error(NULL, "%s", err); return missing; }
         int kind = ckpt_peek_kind(path, CKPT_CLASSIFIER, err, sizeof err);   // damaged before the wrong kind, as above
         if (kind < 0) { cli_error(NULL, "%s", err); return 1; }
-        if (kind != CKPT_CLASSIFIER) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt %s)", a->resume); return 1; }
+        char word[FILE_SHELL_WORD_MAX];
+        if (kind != CKPT_CLASSIFIER) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt %s)", file_shell_word(a->resume, word, sizeof word)); return 1; }
         if (clf_ckpt_load(path, &t->resumed, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }
@@ -1050,7 +1051,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // A file broken at --batch 1: a resumed run keeps its --batch, so the way on is a new run (docs/data.md).
     // The checkpoint named, as resume_way names it: "--ckpt" alone sent users to pass the run itself.
     if (resuming) {
-        char ckpt[sizeof r->init + 8];
+        char ckpt[FILE_SHELL_WORD_MAX + 8];
         int gone;
         const char *flag = run_new_run_flag(r->init, ckpt, sizeof ckpt, &gone);
         // The new run alone where the file is its class's last image (ds.batch_of_one_sole_way).

@@ -354,7 +354,9 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
     char steps[40];
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0) {
-        snprintf(resume, n, "%s --resume %s/checkpoint-%ld.safetensors%s", cmd, dir, snap,
+        char snapshot[4440], word[FILE_SHELL_WORD_MAX];
+        snprintf(snapshot, sizeof snapshot, "%s/checkpoint-%ld.safetensors", dir, snap);
+        snprintf(resume, n, "%s --resume %s%s", cmd, file_shell_word(snapshot, word, sizeof word),
                  run_snapshot_steps(cmd, dir, snap, train_state, steps, sizeof steps));
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
                     "earlier snapshot stopped before it got back here); %s writes the rows between again", dir, last,
@@ -386,15 +388,16 @@ static void warn_stale_config(const char *path, const char *train_state, int liv
     // on from it and rewrites config.json", which a finished run's resume does not); extended, it does.
     const cJSON *ks = cJSON_GetObjectItemCaseSensitive(ck, "step"), *kt = cJSON_GetObjectItemCaseSensitive(ck, "total_steps");
     int finished = cJSON_IsNumber(ks) && cJSON_IsNumber(kt) && ks->valuedouble >= kt->valuedouble;
-    char way[4600];
+    char way[FILE_SHELL_WORD_MAX + 200], word[FILE_SHELL_WORD_MAX];
+    file_shell_word(dir, word, sizeof word);   // dir in the command the way on says to type
     if (gap_resume[0])
         snprintf(way, sizeof way, "the checkpoint is the run's state; %s, the resume that writes metrics.csv's rows "
                  "between again, rewrites config.json", gap_resume);
     else if (finished)
         snprintf(way, sizeof way, "the checkpoint is the run's state; the run has reached its last step, so config.json "
-                 "stays as it is until train --resume %s --steps N extends it", dir);
+                 "stays as it is until train --resume %s --steps N extends it", word);
     else snprintf(way, sizeof way, "the checkpoint is the run's state; train --resume %s goes on from it and rewrites "
-                  "config.json", dir);
+                  "config.json", word);
     // A config.json that is no JSON object (cut by a full disk, an editor) was passed over in silence.
     if (text && !cJSON_IsObject(cfg)) cli_message("warning: %s is damaged (not a JSON object): %s", cfg_path, way);
     free(text);
@@ -491,7 +494,7 @@ int cmd_info(int argc, char **argv) {
     else rc = print_text(path, &ck, crc, version, pc);
     file_test_gate("VITMAE_FAULT_HOLD_INFO_COMPARE");   // tests: a run ends or begins between the read and the compare
     live = live || (ours && run_folder_busy(dir));
-    char resume[4600];
+    char resume[FILE_SHELL_WORD_MAX + 100];
     warn_metrics_gap(path, ck.train_state, "train", live, resume, sizeof resume);
     warn_stale_config(path, ck.train_state, live, resume);
     ckpt_free(&ck);

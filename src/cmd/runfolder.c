@@ -417,9 +417,13 @@ static long resumable_snapshot(const char *cmd, const char *dir, char *steps, si
 // in place of (plain ln fails on a name that is taken; a resume of the snapshot writes nothing over it).
 static const char *finished_advice(const char *cmd, const char *path, const char *dir, int replace, char *buf,
                                    size_t n) {
+    char latest[4400], file[FILE_SHELL_WORD_MAX], to[FILE_SHELL_WORD_MAX];
+    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    file_shell_word(path, file, sizeof file);
     snprintf(buf, n, "pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln "
-             "%s%s %s/checkpoint.safetensors%s%s%s", replace ? "-f " : "", path, dir, strcmp(cmd, "train") ? "" : " (train --resume ",
-             strcmp(cmd, "train") ? "" : path, strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
+             "%s%s %s%s%s%s", replace ? "-f " : "", file, file_shell_word(latest, to, sizeof to),
+             strcmp(cmd, "train") ? "" : " (train --resume ", strcmp(cmd, "train") ? "" : file,
+             strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
     return buf;
 }
 
@@ -428,12 +432,13 @@ const char *run_new_run_flag(const char *init, char *buf, size_t n, int *gone) {
     *gone = 0;
     if (!strcmp(init, "scratch")) return "--from-scratch";
     if (stat(init, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) { *gone = 1; return "--ckpt CHECKPOINT"; }
-    snprintf(buf, n, "--ckpt %s", init);
+    char word[FILE_SHELL_WORD_MAX];
+    snprintf(buf, n, "--ckpt %s", file_shell_word(init, word, sizeof word));
     return buf;
 }
 
 const char *run_new_run_way(const char *init, char *way, size_t waylen) {
-    char ckpt[4200];
+    char ckpt[FILE_SHELL_WORD_MAX + 8];
     int gone;
     const char *flag = run_new_run_flag(init, ckpt, sizeof ckpt, &gone);
     if (gone) snprintf(way, waylen, "start a new run with %s for another (this run started from %s, which is gone)", flag,
@@ -442,9 +447,16 @@ const char *run_new_run_way(const char *init, char *way, size_t waylen) {
     return way;
 }
 
+// res, a path, made the words typed after --resume: the path as a shell word (file_shell_word), then steps.
+static int resume_word(char *res, size_t n, const char *steps) {
+    char word[FILE_SHELL_WORD_MAX];
+    snprintf(res, n, "%s%s", file_shell_word(res, word, sizeof word), steps);
+    return 1;
+}
+
 // What --out's refusal advises to --resume for the run dir holds: dir itself, or the snapshot where
 // --resume DIR would be refused naming it (no checkpoint.safetensors, or rows of metrics.csv missing
-// before it, with the --steps its resume takes: run_snapshot_steps): 1 with that in res; 2 with the
+// before it, with the --steps its resume takes: run_snapshot_steps): 1 with that in res, as typed (resume_word); 2 with the
 // snapshot in res when it is the finished run's last step (no checkpoint.safetensors: its resume
 // would do nothing, finished_advice instead); 3 with the checkpoint's path in res when it is a finished
 // fine-tuning run's (finetune --resume trains nothing more, and a fine-tuning run keeps its --steps: a new
@@ -461,7 +473,7 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n, 
     int newest = 0;   // the snapshot is the newest, with no checkpoint.safetensors: perhaps the finished run's last
     int damaged = 0;  // the newest, with a checkpoint.safetensors that cannot be read
     if (lstat(latest, &st) != 0) {
-        if (errno != ENOENT) return 1;
+        if (errno != ENOENT) return resume_word(res, n, "");
         snap = resumable_snapshot(cmd, dir, steps, sizeof steps);
         if (snap < 0) return 0;   // none of its own (two runs' snapshots): --resume DIR says so
         newest = snap == newest_snapshot(dir);
@@ -485,14 +497,13 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n, 
             snprintf(res, n, "%s", latest);
             return 3;
         }
-        if (snap < 0) return 1;
+        if (snap < 0) return resume_word(res, n, "");
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
     if (newest && checkpoint_finished(res)) return 2;   // as --resume DIR says (run_resume_missing)
     if (damaged && checkpoint_finished(res)) return 4;
     if (!strcmp(cmd, "finetune") && checkpoint_finished(res)) return 3;
-    snprintf(res + strlen(res), n - strlen(res), "%s", steps);
-    return 1;
+    return resume_word(res, n, steps);
 }
 
 // A finished fine-tuning run, whose checkpoint is at path: its last step, returned, and in way the way
@@ -517,7 +528,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
     char names[64], gone[160];
     const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, NULL, names, sizeof names) : NULL;
-    char latest[4400], aside[4096];
+    char latest[4400], aside[4096], word[FILE_SHELL_WORD_MAX];   // word: dir as typed in a command (file_shell_word)
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     run_folder_aside_base(dir, aside, sizeof aside);   // where --overwrite moves it: the advice names that
     // A finished fine-tuning run: finetune --resume trains it no more (it keeps its --steps), so the way
@@ -529,7 +540,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     else if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
-                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, aside);
+                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, file_shell_word(dir, word, sizeof word), aside);
     else if (mine)
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; pass --overwrite to move "
                  "the folder aside (to %s.old-N) and start, or another --out folder", cmd, dir, mine, aside);
@@ -545,12 +556,12 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
                  "folder or in a new --out folder", cmd, dir);
     else if (why == RUN_HOLDS_SAME)   // a copy of the run's folder: "another run" was untrue
         snprintf(err, errlen, "%s --out %s: the folder already holds this run (a copy: the same run_id); continue it "
-                 "there with --resume %s, or give a new --out folder", cmd, dir, dir);
+                 "there with --resume %s, or give a new --out folder", cmd, dir, file_shell_word(dir, word, sizeof word));
     else if (why == RUN_HOLDS_MEANWHILE)
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
     else {
-        char res[4400], way[CLI_ERR_MAX], unread[CLI_ERR_MAX];
+        char res[FILE_SHELL_WORD_MAX + 40], way[CLI_ERR_MAX], unread[CLI_ERR_MAX];
         int target = resume_target(cmd, dir, res, sizeof res, unread, sizeof unread);
         if (target == 2)
             snprintf(err, errlen, "%s --out %s: the folder already holds a finished run without its "
@@ -573,7 +584,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         else
             snprintf(err, errlen, "%s --out %s: the folder already holds a run that cannot be resumed as it is (%s "
                      "--resume %s says why); pass another --out folder, or --overwrite to move it aside (to %s.old-N)",
-                     cmd, dir, cmd, dir, aside);
+                     cmd, dir, cmd, file_shell_word(dir, word, sizeof word), aside);
     }
     return CLI_USAGE;
 }
@@ -1001,10 +1012,12 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
                     "the run at or before step %ld is left to write the rows between again: the log goes on from step "
                     "%ld without them", dir, last, step, last, step);
     if (snap < 0) return 0;
+    char snapshot[4400], word[FILE_SHELL_WORD_MAX];
+    snprintf(snapshot, sizeof snapshot, "%s/checkpoint-%ld.safetensors", dir, snap);
     snprintf(err, errlen, "%s --resume %s: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume "
              "from an earlier snapshot stopped before it got back here); going on from step %ld would lose the rows "
-             "between for good; resume the snapshot instead, --resume %s/checkpoint-%ld.safetensors%s, which writes them "
-             "again", cmd, arg, dir, last, step, step, dir, snap, steps);
+             "between for good; resume the snapshot instead, --resume %s%s, which writes them again", cmd, arg, dir,
+             last, step, step, file_shell_word(snapshot, word, sizeof word), steps);
     return CLI_USAGE;
 }
 
@@ -1028,6 +1041,7 @@ int run_folder_has_checkpoint(const char *dir) {
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
     char path[4400], names[64], gone[160], way[CLI_ERR_MAX], steps[40];
+    char word[FILE_SHELL_WORD_MAX];   // a path in a command the line says to type, as a shell word (file_shell_word)
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
     long snap = resumable_snapshot(cmd, arg, steps, sizeof steps);
@@ -1044,22 +1058,25 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         snprintf(err, errlen, "%s --resume %s: the folder holds a %s run, not a %s one (continue it with vitmae %s "
                  "--resume %s, which says what its missing checkpoint.safetensors leaves)", cmd, arg,
                  strcmp(kind, "train") ? "fine-tuning" : "pretraining",
-                 strcmp(cmd, "train") ? "fine-tuning" : "pretraining", kind, arg);
+                 strcmp(cmd, "train") ? "fine-tuning" : "pretraining", kind, file_shell_word(arg, word, sizeof word));
     else if (!strcmp(own, RUN_ID_MIXED))   // no record of which run is the folder's: none advised
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and its snapshots are of more "
                  "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
-                 "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
+                 "%s --out DIR", cmd, arg,
+                 (snprintf(path, sizeof path, "%s/checkpoint-N.safetensors", arg), file_shell_word(path, word, sizeof word)));
     else if (snap >= 0 && snap == newest &&
              (snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, snap), checkpoint_finished(path)))
         // A finished run's: its resume trains nothing and writes nothing, so it gave the folder no
         // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; its newest snapshot, %s, is "
                  "the finished run's last step: %s", cmd, arg, path, finished_advice(cmd, path, arg, 0, way, sizeof way));
-    else if (snap >= 0)
+    else if (snap >= 0) {
+        snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, snap);
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
-                 "with --resume %s/checkpoint-%ld.safetensors%s%s", cmd, arg,
-                 snap == newest ? "" : " within metrics.csv's rows", arg, snap, steps,
+                 "with --resume %s%s%s", cmd, arg, snap == newest ? "" : " within metrics.csv's rows",
+                 file_shell_word(path, word, sizeof word), steps,
                  snap == newest ? "" : " (a later one would lose the rows between for good)");
+    }
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, NULL, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
         // the advice, added to the command just run, was refused for next.
@@ -1068,7 +1085,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with its own "
                  "flags%s%s%s and --out %s --overwrite, without --resume", cmd, arg,
                  no_checkpoint_why(arg, gone, sizeof gone), recorded ? " (" : "", recorded ? path : "",
-                 recorded ? " records them)" : "", arg);
+                 recorded ? " records them)" : "", file_shell_word(arg, word, sizeof word));
     }
     else
         snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
@@ -1810,9 +1827,10 @@ void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long st
     // A folder the resume would refuse as gone (it was refused so, the line's advice followed as said).
     struct stat st;
     int no_data = data && data[0] && stat(data, &st) != 0, no_val = val && val[0] && stat(val, &st) != 0;
+    char word[FILE_SHELL_WORD_MAX];
     if (step < total_steps)
         cli_message("saved %s at step %ld of %ld (continue with --resume %s%s%s%s)", ckpt_path, step, total_steps,
-                    run_dir, no_data ? " --data DIR" : "", no_val ? " --val DIR" : "",
+                    file_shell_word(run_dir, word, sizeof word), no_data ? " --data DIR" : "", no_val ? " --val DIR" : "",
                     no_data && no_val ? ", each DIR where that folder is now"
                     : no_data ? ", DIR where the data folder is now"
                     : no_val ? ", DIR where the validation folder is now" : "");

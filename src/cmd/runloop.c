@@ -41,9 +41,10 @@ static int save_all(const RunLoop *L, char *err, size_t errlen) {
 // A line that names the last good checkpoint already (a diverged model's: RUN_LAST_GOOD) says it so.
 static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen) {
     size_t l = strlen(err);
+    char word[FILE_SHELL_WORD_MAX];
     if (saved_at >= 0 && l < errlen && !strstr(err, RUN_LAST_GOOD))
         snprintf(err + l, errlen - l, "; %s keeps step %ld (continue with --resume %s)", L->ckpt_path, saved_at,
-                 L->run_dir);
+                 file_shell_word(L->run_dir, word, sizeof word));
 }
 
 // The line after a failure whose step's checkpoint was saved all the same (cmd/runfolder.h).
@@ -300,8 +301,11 @@ int run_loop(const RunLoop *L) {
         // written twice.
         rc = stop_saved ? 0 : save_at_end(L, home, saved_at, saved_at >= 0 || first_step > 0, err, sizeof err);
         if (rc == 0 && stop && *L->step < L->total_steps) {
+            // The folder as a shell word: "--resume my run" pasted gave train two arguments (docs/interface.md,
+            // section 1).
+            char word[FILE_SHELL_WORD_MAX];
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
-                    L->ckpt_path, L->run_dir);
+                    L->ckpt_path, file_shell_word(L->run_dir, word, sizeof word));
             file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
             // curves.png was drawn at the last evaluation: redrawn with the rows logged since, once the
             // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.

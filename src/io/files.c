@@ -743,6 +743,33 @@ const char *file_reason(int e, char *buf, size_t n) {
     return buf;
 }
 
+const char *file_shell_word(const char *path, char *buf, size_t n) {
+    static const char safe[] = "_-./+,:=@%^";
+    int plain = path[0] != 0;   // an empty path is '' (nothing, unquoted, would drop the word)
+    for (const char *c = path; *c && plain; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(safe, *c);
+    if (plain || n < 3) {
+        snprintf(buf, n, "%s", path);
+        return buf;
+    }
+    size_t at = 0;
+    buf[at++] = '\'';
+    // Each ' ends the quotes, gives the ' in double quotes, and opens them again: '"'"', not '\'', whose
+    // backslash a message writes out as \\ (docs/interface.md, section 1), which a paste keeps. Stops
+    // short of a word cut inside.
+    for (const char *c = path; *c; c++) {
+        const char *piece = *c == '\'' ? "'\"'\"'" : NULL;
+        size_t len = piece ? 5 : 1;
+        if (at + len + 2 > n) break;
+        if (piece) memcpy(buf + at, piece, len);
+        else buf[at] = *c;
+        at += len;
+    }
+    buf[at++] = '\'';
+    buf[at] = 0;
+    return buf;
+}
+
 const char *file_path_reason(const char *path, int e, char *buf, size_t n) {
     struct stat st;
     char target[4096];
@@ -775,7 +802,9 @@ const char *file_folder_reason(const char *dir, int e, char *buf, size_t n) {
     int flags = 0;
     if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)) {
         size_t at = strlen(buf);
-        snprintf(buf + at, n - at, " (an immutable folder: lsattr -d shows 'i'; chattr -i %s lifts it)", dir);
+        char word[FILE_SHELL_WORD_MAX];
+        snprintf(buf + at, n - at, " (an immutable folder: lsattr -d shows 'i'; chattr -i %s lifts it)",
+                 file_shell_word(dir, word, sizeof word));
     }
     if (fd >= 0) close(fd);
     return buf;

@@ -219,6 +219,16 @@ FILE *file_open_regular(const char *path, const char *mode, char *err, size_t er
 // it at once (strerror's buffer is shared). A reason that is not a file's (a thread the system cannot
 // start, the stack limit: kernels/cpu.c, data/loader.c) is said where it arises.
 const char *file_reason(int e, char *buf, size_t n);
+// A path as one word of a command a message tells the user to type ("continue with --resume RUN", "ln
+// FILE DIR/checkpoint.safetensors", "chattr -i DIR"), so that a paste of it runs in a POSIX shell
+// (docs/interface.md, section 1): path as it is where it holds only characters no shell splits or
+// expands (letters, digits and _ - . / + , : = @ % ^), else in single quotes, each ' written '"'"'
+// ("my run" is 'my run', "it's" is 'it'"'"'s': '\'' would reach the user as '\\'', a message writing
+// its backslashes out). A path named as the subject of a line or as a file is no word to type and is
+// shown whole as it is. In buf (n bytes; FILE_SHELL_WORD_MAX holds any quoted path of 4400 bytes),
+// returned; the one home of the quoting, below every layer that gives such advice (io/files.c's chattr).
+enum { FILE_SHELL_WORD_MAX = 5 * 4400 + 3 };
+const char *file_shell_word(const char *path, char *buf, size_t n);
 // The reason an image at path could not be opened or stat'ed with errno e: file_reason's, except where
 // path is itself a symbolic link to nothing (e ENOENT, lstat finds the link), which `ls` lists and
 // "No such file or directory" would deny: "a symbolic link to TARGET, which does not exist", as the
