@@ -1335,6 +1335,21 @@ peek="$dir/ln/run"
 at_once ln BEFORE_LATEST_RENAME $small --data "$dir/moved" --steps 3 --out "$dir/ln/run"
 t "a second Ctrl-C between the checkpoint's link and its rename: exit 130, no link left ($rc; at the gate: $held)" \
   '[ $rc -eq 130 ] && [ "${held#*.checkpoint.link.}" != "$held" ] && ! ls -A "$dir/ln/run" | grep -q "^\.checkpoint\.link\."'
+# ... its line says what a resume finds: the snapshot, whole in place, not yet checkpoint.safetensors
+# (it said "without saving (no checkpoint was saved yet: the steps run are lost)"); its advice resumes.
+ln_snap=$(ls "$dir/ln/run" | grep "^checkpoint-[0-9]*\.safetensors$")
+"$VITMAE" train --resume "$dir/ln/run/$ln_snap" --steps 4 > /dev/null 2> "$dir/ln.resume"; rc=$?
+t "... and says $ln_snap was saved, to resume with --resume (resumed: $rc; $(tail -n 1 "$dir/ln.err") $(cat "$dir/ln.resume"))" \
+  '[ -n "$ln_snap" ] && [ "$(tail -n 1 "$dir/ln.err")" = "vitmae: SIGINT again: stopped at once; $dir/ln/run/$ln_snap was saved, $dir/ln/run/checkpoint.safetensors is not it yet (continue with --resume $dir/ln/run/$ln_snap)" ] &&
+   [ $rc -eq 0 ] && [ "$(saved_step "$dir/ln/run/checkpoint.safetensors")" = 4 ]'
+# ... and between checkpoint.safetensors's rename and the mark that it is published (the gate
+# VITMAE_FAULT_HOLD_AFTER_LATEST_RENAME): it is in place, and the line says the checkpoint was saved.
+peek="$dir/lr/run"
+at_once lr AFTER_LATEST_RENAME $small --data "$dir/moved" --steps 3 --out "$dir/lr/run"
+lr_step=$(saved_step "$dir/lr/run/checkpoint.safetensors")
+"$VITMAE" train --resume "$dir/lr/run" --steps $((${lr_step:-0} + 1)) > /dev/null 2>&1; rc2=$?
+t "a second Ctrl-C once checkpoint.safetensors is renamed in place: the checkpoint was saved, and resumes ($rc $rc2; step ${lr_step:-none}; $(tail -n 1 "$dir/lr.err"))" \
+  '[ $rc -eq 130 ] && [ -n "$lr_step" ] && [ "$(tail -n 1 "$dir/lr.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ $rc2 -eq 0 ]'
 # A file at the link's old name, .checkpoint.link.<pid> (here a user's link to a file outside), made while
 # the run held at its first checkpoint's rename: it was removed (unlink first, by name); now the link
 # has a name of its own and that file stays as it is.

@@ -505,6 +505,7 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
     if (t->rs.keep > 0) {
         char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", t->run_dir, t->rs.step);
+        run_mark_saving(snap, t->ckpt_path);   // a second Ctrl-C says what is in place (cmd/runfolder.h)
         rc = clf_ckpt_save(snap, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         int pl = rc == 0 ? publish_latest(snap, t->ckpt_path, t->run_dir, err, errlen) : 0;
         if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
@@ -512,6 +513,7 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
         if (pl < 0 && rc == 0) run_mark_published();   // checkpoint.safetensors in place (cmd/runfolder.h)
         if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep, t->rs.step);
     } else {
+        run_mark_saving(NULL, t->ckpt_path);
         rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         if (rc == 0) run_mark_published();
     }

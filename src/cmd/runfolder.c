@@ -1156,6 +1156,7 @@ int publish_latest(const char *snapshot, const char *latest, const char *dir, ch
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LATEST_RENAME");   // tests: a stop signal while the link is there
     if (rename(tmp, latest) != 0) { file_tmp_remove(tmp); return -1; }
     file_tmp_forget(tmp);
+    file_test_gate("VITMAE_FAULT_HOLD_AFTER_LATEST_RENAME");   // tests: a second Ctrl-C before the mark below
     run_mark_published();   // the step is saved: a second Ctrl-C from here loses none (cmd/runfolder.h)
     // latest is in place, whole; a folder that cannot be synced is said as for every other file.
     return file_sync_folder_of(latest, err, errlen) ? 1 : 0;
@@ -1388,9 +1389,53 @@ volatile sig_atomic_t run_saved = 0;
 volatile sig_atomic_t run_checkpointed = 0;
 volatile sig_atomic_t run_published = 0;
 
+static int saving;   // a save under way (run_mark_saving, below), until it is published
+
 void run_mark_published(void) {
     run_published = 1;
+    __atomic_store_n(&saving, 0, __ATOMIC_SEQ_CST);   // the save's files are looked for no more: it is published
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_PUBLISH");   // tests: a second Ctrl-C as the save goes on
+}
+
+// The save under way (run_mark_saving): its snapshot's and checkpoint.safetensors's names, the file each
+// name held before it (none, or its device and inode), and the line a second Ctrl-C says once the
+// snapshot is in place; all made before `saving` is set, so that the handler reads them with stat(2)
+// alone. A rename done and not yet seen by the code that asked for it (run_mark_published follows it)
+// is a file in place all the same: the line said "nothing was saved" with a whole checkpoint there.
+typedef struct {
+    char path[4400];
+    int had;   // the name held a file before this save: that one is not the save's
+    dev_t dev;
+    ino_t ino;
+} SavingName;
+static SavingName saving_snapshot, saving_latest;
+static char said_snapshot[3 * 4400 + 160];
+static size_t said_snapshot_len = 0;
+
+static void saving_name(SavingName *n, const char *path) {
+    struct stat st;
+    snprintf(n->path, sizeof n->path, "%s", path ? path : "");
+    n->had = path && stat(path, &st) == 0;
+    n->dev = n->had ? st.st_dev : 0;
+    n->ino = n->had ? st.st_ino : 0;
+}
+
+void run_mark_saving(const char *snapshot, const char *latest) {
+    __atomic_store_n(&saving, 0, __ATOMIC_SEQ_CST);
+    if (!latest) return;
+    saving_name(&saving_snapshot, snapshot);
+    saving_name(&saving_latest, latest);
+    int n = snapshot ? snprintf(said_snapshot, sizeof said_snapshot, "vitmae: SIGINT again: stopped at once; %s was "
+                                "saved, %s is not it yet (continue with --resume %s)\n", snapshot, latest, snapshot) : 0;
+    said_snapshot_len = n > 0 && (size_t)n < sizeof said_snapshot ? (size_t)n : 0;
+    __atomic_store_n(&saving, 1, __ATOMIC_SEQ_CST);
+}
+
+// 1 when the save's file is at its name: a file there that was not there before the save (stat(2) may
+// be called from a signal handler).
+static int saving_in_place(const SavingName *n) {
+    struct stat st;
+    return n->path[0] && stat(n->path, &st) == 0 && (!n->had || st.st_dev != n->dev || st.st_ino != n->ino);
 }
 static int stderr_on_terminal = 0;
 // A stop signal taken (the first: its line said, the run stopping), and the first's line written (or
@@ -1418,7 +1463,11 @@ static void on_stop_signal(int sig) {
     if (!stops_quietly && again && sig == SIGINT) {
         struct timespec ms = {0, 1000000};
         for (int i = 0; i < 100 && !stop_line_said; i++) nanosleep(&ms, NULL);
-        if (run_saved || run_published) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
+        int mid_save = __atomic_load_n(&saving, __ATOMIC_SEQ_CST);
+        if (run_saved || run_published || (mid_save && saving_in_place(&saving_latest)))
+            say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
+        else if (mid_save && said_snapshot_len && saving_in_place(&saving_snapshot))
+            say_on_stderr(said_snapshot, said_snapshot_len);   // a resume finds it, named
         else if (run_steps_begun && run_checkpointed) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
         else if (run_steps_begun) say_on_stderr(stop_said_at_once_none, sizeof stop_said_at_once_none - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);

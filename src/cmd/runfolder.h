@@ -709,6 +709,13 @@ extern volatile sig_atomic_t run_published;
 // Sets run_published, as train and finetune publish their checkpoint.safetensors (the test gate
 // VITMAE_FAULT_HOLD_AFTER_PUBLISH holds the run there: tests/cli_train.sh).
 void run_mark_published(void);
+// Called by train and finetune as a save begins (snapshot: RUN/checkpoint-N.safetensors, NULL at --keep
+// 0; latest: RUN/checkpoint.safetensors), and with NULLs as a step begins: a second Ctrl-C during the
+// save looks (stat) for its files in place. checkpoint.safetensors in place says the checkpoint was
+// saved, before run_mark_published is reached; the snapshot alone says that it was saved and to
+// continue with --resume RUN/checkpoint-N.safetensors (docs/interface.md, "Stopping"): both said "the
+// steps ... are lost" with a whole checkpoint in the folder.
+void run_mark_saving(const char *snapshot, const char *latest);
 void run_catch_stop_signals(void);
 int run_stop_signal(int i);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early

@@ -165,6 +165,7 @@ int run_loop(const RunLoop *L) {
         run_steps_begun = 1;
         if (L->started) *L->started = 1;
         run_published = 0;   // the step about to run is in no checkpoint (cmd/runfolder.h)
+        run_mark_saving(NULL, NULL);
         long step = *L->step;
         L->queue(L->ctx, L->ld, &queued, step, L->prefetch);
         // This process's images; a failure is carried into the exchange below as its groups' failure.

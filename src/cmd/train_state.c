@@ -211,6 +211,7 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
     if (rs->keep > 0) {
         char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", run_dir, rs->step);
+        run_mark_saving(snap, ckpt_path);   // a second Ctrl-C says what is in place (cmd/runfolder.h)
         rc = ckpt_save(snap, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
         if (rc == 0) {
             int pl = publish_latest(snap, ckpt_path, run_dir, err, errlen);
@@ -220,6 +221,7 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
             prune_snapshots(run_dir, rs->keep, rs->step);
         }
     } else {
+        run_mark_saving(NULL, ckpt_path);
         rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
         if (rc == 0) run_mark_published();
     }
