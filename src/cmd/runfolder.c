@@ -1409,7 +1409,7 @@ typedef struct {
     ino_t ino;
 } SavingName;
 static SavingName saving_snapshot, saving_latest;
-static char said_snapshot[3 * 4400 + 160];
+static char said_snapshot[2 * 4400 + FILE_SHELL_WORD_MAX + 160];
 static size_t said_snapshot_len = 0;
 
 static void saving_name(SavingName *n, const char *path) {
@@ -1425,8 +1425,10 @@ void run_mark_saving(const char *snapshot, const char *latest) {
     if (!latest) return;
     saving_name(&saving_snapshot, snapshot);
     saving_name(&saving_latest, latest);
+    char word[FILE_SHELL_WORD_MAX];   // the advice's path as a shell word (io/files.h), as every resume advice's
     int n = snapshot ? snprintf(said_snapshot, sizeof said_snapshot, "vitmae: SIGINT again: stopped at once; %s was "
-                                "saved, %s is not it yet (continue with --resume %s)\n", snapshot, latest, snapshot) : 0;
+                                "saved, %s is not it yet (continue with --resume %s)\n", snapshot, latest,
+                                file_shell_word(snapshot, word, sizeof word)) : 0;
     said_snapshot_len = n > 0 && (size_t)n < sizeof said_snapshot ? (size_t)n : 0;
     __atomic_store_n(&saving, 1, __ATOMIC_SEQ_CST);
 }
