@@ -1563,27 +1563,31 @@ rm -rf "$dir/pic0" "$dir/pic" "$dir/picdata"
 # --resume my run" pasted gave train two arguments ('run' unexpected, exit 2). Each line's advice, taken
 # out of it and run through eval as a paste goes through the shell, works: the stop's, --out's refusal,
 # and the ln that gives a folder without checkpoint.safetensors its finished run's checkpoint back, in
-# folders named with a space and with a single quote. Each eval in a subshell: a quote left open (the
-# folder it's) ends that subshell, not the test.
-for name in "my run" "it's"; do
-  q="$dir/$name"
-  VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $base --data "$dir/moved" --steps 4 --ckpt-every 2 --keep 2 --out "$q" > "$dir/q.out" 2>&1; rc=$?
+# folders named with a space and with a single quote, and in folders given from their parent with a
+# leading '-' (the advice "--resume -steps" was refused as a flag, and "ln '-x y/...'" read -x as its
+# option: such a path is written from ./). Each eval in a subshell: a quote left open (the folder it's)
+# ends that subshell, not the test. From $dir, for the relative names (the file's last checks).
+cd "$dir"
+for name in "my run" "it's" "-steps" "-x y"; do
+  case $name in -*) q=$name ;; *) q="$dir/$name" ;; esac
+  p="$dir/$name"
+  VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $base --data "$dir/moved" --steps 4 --ckpt-every 2 --keep 2 --out="$q" > "$dir/q.out" 2>&1; rc=$?
   way=$(sed -n 's/^interrupted at step 1 of 4; saved .* (continue with \(--resume .*\))$/\1/p' "$dir/q.out")
   (eval "\"\$VITMAE\" train $way") > /dev/null 2> "$dir/q.err"; rc2=$?
   t "a run in '$name' stopped: its line's advice ($way) pasted resumes it ($rc $rc2: $(cat "$dir/q.err"))" \
-    '[ $rc -eq 0 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$q/checkpoint.safetensors")" = 4 ]'
-  "$VITMAE" train $base --data "$dir/moved" --steps 4 --out "$q" > /dev/null 2> "$dir/q.err"; rc=$?
+    '[ $rc -eq 0 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$p/checkpoint.safetensors")" = 4 ]'
+  "$VITMAE" train $base --data "$dir/moved" --steps 4 --out="$q" > /dev/null 2> "$dir/q.err"; rc=$?
   way=$(sed -n 's/^vitmae: train --out .*: the folder already holds a run; pass \(--resume .*\) to continue it, .*$/\1/p' "$dir/q.err")
   (eval "\"\$VITMAE\" train $way --steps 6 --ckpt-every 2 --keep 2") > /dev/null 2> "$dir/q.err"; rc2=$?
   t "... --out '$name' refused: its advice ($way --steps 6) pasted extends the run ($rc $rc2: $(cat "$dir/q.err"))" \
-    '[ $rc -eq 2 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$q/checkpoint.safetensors")" = 6 ]'
-  rm -f "$q/checkpoint.safetensors"
-  "$VITMAE" train --resume "$q" > /dev/null 2> "$dir/q.err"; rc=$?
+    '[ $rc -eq 2 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$p/checkpoint.safetensors")" = 6 ]'
+  rm -f "$p/checkpoint.safetensors"
+  "$VITMAE" train --resume="$q" > /dev/null 2> "$dir/q.err"; rc=$?
   way=$(sed -n 's/^.* give the folder its checkpoint back with: \(ln .*\) (train --resume .*$/\1/p' "$dir/q.err")
   (eval "$way") 2> "$dir/q.err"; rc2=$?
   t "... its checkpoint.safetensors removed: the advice ($way) pasted gives the folder its checkpoint back ($rc $rc2: $(cat "$dir/q.err"))" \
-    '[ $rc -eq 2 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$q/checkpoint.safetensors")" = 6 ]'
-  rm -rf "$q"
+    '[ $rc -eq 2 ] && [ -n "$way" ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$p/checkpoint.safetensors")" = 6 ]'
+  rm -rf "$p"
 done
 
 [ $fail -eq 0 ] && echo "cli runfolder ok"

@@ -748,12 +748,16 @@ const char *file_shell_word(const char *path, char *buf, size_t n) {
     int plain = path[0] != 0;   // an empty path is '' (nothing, unquoted, would drop the word)
     for (const char *c = path; *c && plain; c++)
         plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(safe, *c);
-    if (plain || n < 3) {
-        snprintf(buf, n, "%s", path);
+    // A leading '-' would be read as an option (--resume -steps is refused as a flag; ln and chattr take
+    // -x y for their options): ./ before it names the same path.
+    const char *lead = path[0] == '-' ? "./" : "";
+    if (plain || n < 5) {
+        snprintf(buf, n, "%s%s", lead, path);
         return buf;
     }
     size_t at = 0;
     buf[at++] = '\'';
+    for (const char *c = lead; *c; c++) buf[at++] = *c;
     // Each ' ends the quotes, gives the ' in double quotes, and opens them again: '"'"', not '\'', whose
     // backslash a message writes out as \\ (docs/interface.md, section 1), which a paste keeps. Stops
     // short of a word cut inside.

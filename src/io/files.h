@@ -224,10 +224,11 @@ const char *file_reason(int e, char *buf, size_t n);
 // (docs/interface.md, section 1): path as it is where it holds only characters no shell splits or
 // expands (letters, digits and _ - . / + , : = @ % ^), else in single quotes, each ' written '"'"'
 // ("my run" is 'my run', "it's" is 'it'"'"'s': '\'' would reach the user as '\\'', a message writing
-// its backslashes out). A path named as the subject of a line or as a file is no word to type and is
-// shown whole as it is. In buf (n bytes; FILE_SHELL_WORD_MAX holds any quoted path of 4400 bytes),
+// its backslashes out); a path that begins with '-' is written from ./, "-steps" as ./-steps, as no
+// command, vitmae's, ln or chattr, may read it as an option). A path named as the subject of a line or
+// as a file is no word to type and is shown whole as it is. In buf (n bytes; FILE_SHELL_WORD_MAX holds any quoted path of 4400 bytes),
 // returned; the one home of the quoting, below every layer that gives such advice (io/files.c's chattr).
-enum { FILE_SHELL_WORD_MAX = 5 * 4400 + 3 };
+enum { FILE_SHELL_WORD_MAX = 5 * 4400 + 5 };
 const char *file_shell_word(const char *path, char *buf, size_t n);
 // The reason an image at path could not be opened or stat'ed with errno e: file_reason's, except where
 // path is itself a symbolic link to nothing (e ENOENT, lstat finds the link), which `ls` lists and
