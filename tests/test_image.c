@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <grp.h>
 #include <malloc.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <png.h>
@@ -1186,6 +1188,15 @@ static void test_bad_input(void) {
     expect_fail(tpath("missing.png"), "No such file or directory", "missing file");
     mkfifo(tpath("fifo.png"), 0666);
     expect_fail(tpath("fifo.png"), "not a regular file", "FIFO named x.png (must not hang)");
+    // A socket's open(2) fails with ENXIO, which strerror calls "No such device or address": the same
+    // words as the FIFO's (docs/data.md, "Skipped files").
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s", tpath("sock.png"));
+    CHECK(sock >= 0 && strlen(tpath("sock.png")) < sizeof sun.sun_path &&
+          bind(sock, (struct sockaddr *)&sun, sizeof sun) == 0, "a socket named sock.png");
+    expect_fail(tpath("sock.png"), "not a regular file", "socket named x.png");
+    if (sock >= 0) close(sock);
     write_bytes(tpath("locked.png"), "\x89PNG", 4);
     chmod(tpath("locked.png"), 0);
     int fd = open(tpath("locked.png"), O_RDONLY);

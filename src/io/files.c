@@ -784,6 +784,12 @@ const char *file_path_reason(const char *path, int e, char *buf, size_t n) {
         snprintf(buf, n, "a symbolic link to %s, which does not exist", target);
         return buf;
     }
+    // A socket's open(2) fails with ENXIO ("No such device or address"): it is there, and not a file
+    // (docs/interface.md, section 2), as a FIFO is said to be.
+    if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(buf, n, "not a regular file");
+        return buf;
+    }
     return file_reason(e, buf, n);
 }
 
