@@ -451,7 +451,9 @@ t "SIGINT is said at once, once ($(grep -c "SIGINT" "$dir/int.log"))" \
 # (SIGHUP ignored) SIGHUP leaves the run going. A run still going 60 s after its signal is killed.
 # env --default-signal: the runs see SIGHUP as a terminal's session does even when the suite itself
 # runs under nohup (SIGHUP ignored from the start, which the run keeps, as under nohup below).
-for sig in HUP XCPU TERM QUIT; do
+# SIGUSR2 (a batch system's warning) and SIGALRM (timeout -s ALRM) ended the run by their default
+# (exit 140 and 142, no checkpoint) where the inference commands and docs/interface.md take them as stops.
+for sig in HUP XCPU TERM QUIT USR2 ALRM; do
   env --default-signal=HUP "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/sig$sig" > "$dir/sig$sig.log" 2>&1 &
   pid=$!
   i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/sig$sig.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done

@@ -1482,9 +1482,11 @@ static void on_stop_signal(int sig) {
             nanosleep(&d, NULL);
         }
         static const char term[] = STOP_SAID("SIGTERM") "\n", usr1[] = STOP_SAID("SIGUSR1") "\n",
-                          quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
+                          quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n",
+                          usr2[] = STOP_SAID("SIGUSR2") "\n", alrm[] = STOP_SAID("SIGALRM") "\n";
         static const char term0[] = STOP_SAID_EARLY("SIGTERM") "\n", usr10[] = STOP_SAID_EARLY("SIGUSR1") "\n",
-                          quit0[] = STOP_SAID_EARLY("SIGQUIT") "\n", xcpu0[] = STOP_SAID_EARLY("SIGXCPU") "\n";
+                          quit0[] = STOP_SAID_EARLY("SIGQUIT") "\n", xcpu0[] = STOP_SAID_EARLY("SIGXCPU") "\n",
+                          usr20[] = STOP_SAID_EARLY("SIGUSR2") "\n", alrm0[] = STOP_SAID_EARLY("SIGALRM") "\n";
         static const char hup[] = STOP_SAID("SIGHUP") "\n", hup0[] = STOP_SAID_EARLY("SIGHUP") "\n";
 #define SAY(line, early) (run_steps_begun ? say_on_stderr(line, sizeof line - 1) : say_on_stderr(early, sizeof early - 1))
         switch (sig) {
@@ -1496,6 +1498,8 @@ static void on_stop_signal(int sig) {
         case SIGUSR1: SAY(usr1, usr10); break;
         case SIGQUIT: SAY(quit, quit0); break;
         case SIGXCPU: SAY(xcpu, xcpu0); break;
+        case SIGUSR2: SAY(usr2, usr20); break;
+        case SIGALRM: SAY(alrm, alrm0); break;
         }
 #undef SAY
     }
@@ -1504,7 +1508,7 @@ static void on_stop_signal(int sig) {
 }
 
 int run_stop_signal(int i) {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGQUIT, SIGXCPU, SIGHUP};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGQUIT, SIGXCPU, SIGHUP, SIGUSR2, SIGALRM};
     return i >= 0 && i < (int)(sizeof sigs / sizeof *sigs) ? sigs[i] : 0;
 }
 
@@ -1532,6 +1536,12 @@ void run_catch_stop_signals(void) {
     sigaction(SIGXCPU, &sa, NULL);
     struct sigaction old;
     if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(SIGHUP, &sa, NULL);
+    // SIGUSR2 (a batch system's warning, as SIGUSR1; mpirun forwards both) and SIGALRM (timeout -s ALRM, a
+    // script's timer) as SIGTERM: their default ended the run at once, its steps since the last checkpoint
+    // lost, where the inference commands and docs/interface.md, section 1, take them as stop signals.
+    // Each unless ignored, as the inference commands leave one.
+    if (sigaction(SIGUSR2, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(SIGUSR2, &sa, NULL);
+    if (sigaction(SIGALRM, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(SIGALRM, &sa, NULL);
     // main installs these before MPI starts, when it cannot yet know it runs under mpirun: a stop
     // asked since then quiets the output now.
     if (run_stop_requested && output_is_mpirun) output_never_blocks();

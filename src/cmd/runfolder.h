@@ -679,9 +679,9 @@ void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int lo
 // without a store. cmd: "train" or "finetune"; store: the --store flag. Collective.
 void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_free_mb);
 
-// A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
-// docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup
-// leaves it) set run_stop_requested; the run finishes its step, saves and exits 0. Under
+// A run's stop signals: SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 (which mpirun forwards to every
+// rank, docs/distributed.md), SIGXCPU (a CPU-time limit's warning), SIGALRM (a timer's) and SIGHUP (SIGHUP,
+// SIGUSR2 and SIGALRM unless ignored, as nohup leaves SIGHUP) set run_stop_requested; the run finishes its step, saves and exits 0. Under
 // mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun stops
 // reading, so a progress line could block rank 0 until mpirun kills it: once a stop is asked, output
 // there never blocks (lines that do not fit are dropped, the checkpoint is still written). A terminal
