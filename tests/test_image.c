@@ -1189,7 +1189,7 @@ static void test_bad_input(void) {
     mkfifo(tpath("fifo.png"), 0666);
     expect_fail(tpath("fifo.png"), "not a regular file", "FIFO named x.png (must not hang)");
     // A socket's open(2) fails with ENXIO, which strerror calls "No such device or address": the same
-    // words as the FIFO's (docs/data.md, "Skipped files").
+    // words as the FIFO's (docs/interface.md, section 1).
     int sock = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
     snprintf(sun.sun_path, sizeof sun.sun_path, "%s", tpath("sock.png"));
