@@ -871,6 +871,31 @@ strip_moments "$dir/first.safetensors" "$dir/nom/half.safetensors" exp_avg_sq
 "$VITMAE" eval --ckpt "$dir/nom/half.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
 t "exp_avg_sq alone removed: a damaged file, refused ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -q "half.safetensors: missing tensor .optimizer.exp_avg_sq.cls_token. (the file holds other AdamW moments" "$dir/err"'
+# An encoder-only checkpoint that kept its train_state (decoder_* and mask_token stripped, with their
+# moments): train --resume said "no training state in this checkpoint (it loads for inference only)",
+# which it holds, while info said "can resume" (resume_refused null). The resume names the decoder, the
+# moments too where they went as well, and info's text and --json say the same reason.
+for what in decoder moments; do
+  rm -rf "$dir/enc" && mkdir "$dir/enc"
+  if [ $what = decoder ]; then strip_decoder "$dir/first.safetensors" "$dir/enc/checkpoint.safetensors"
+  else strip_decoder "$dir/first.safetensors" "$dir/enc/checkpoint.safetensors" moments; fi
+  "$VITMAE" train --resume "$dir/enc" --steps 8 > /dev/null 2> "$dir/err"; rc=$?
+  why=$(sed -n 's/^vitmae: .*\/enc\/checkpoint.safetensors: cannot resume: //p' "$dir/err")
+  "$VITMAE" info "$dir/enc" > "$dir/out" 2>&1; r1=$?
+  "$VITMAE" info --json "$dir/enc" > "$dir/json" 2>&1; r2=$?
+  refused=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['resume_refused'])" "$dir/json" 2>&1)
+  case $what in
+    decoder) want="the file holds no decoder (decoder_\*, mask_token), and a pretraining run continues only with it (an encoder-only file loads for attention, embed, probe and finetune --ckpt)"; moments=present ;;
+    *) want="the file holds no decoder (decoder_\*, mask_token) and no AdamW moments (optimizer.exp_avg.\*, optimizer.exp_avg_sq.\*), and a pretraining run continues only with both (an encoder-only"; moments=removed ;;
+  esac
+  t "encoder-only with train_state ($what stripped): --resume names the decoder in one line, nothing written ($rc: $(head -n 1 "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/enc")" = checkpoint.safetensors ] &&
+     echo "$why" | grep -q "^$want" && ! grep -q "no training state" "$dir/err"'
+  t "encoder-only with train_state ($what stripped): info says the resume's reason, text and --json ($r1 $r2: $(grep "train state" "$dir/out"); $refused)" \
+    '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ -n "$why" ] && [ "$refused" = "$why" ] &&
+     [ "$(grep "^  train state  " "$dir/out")" = "  train state  (AdamW moments $moments; cannot resume: $why)" ]'
+done
+rm -rf "$dir/enc"
 # A run folder with its metrics.csv and config.json deleted: its own curves.png and samples/ read as a
 # user's, the resume --out advised refused ("holds curves.png and samples/ with no record of a run").
 # Its checkpoints (one run_id) record the run: the resume goes on, metrics.csv from the resumed step on.

@@ -226,6 +226,21 @@ prefix = "optimizer." + (sys.argv[3] + "." if len(sys.argv) > 3 else "")
 st.write(sys.argv[2], {k: v for k, v in tensors.items() if not k.startswith(prefix)}, meta)
 PY2
 }
+# strip_decoder SRC DST [moments]: SRC encoder-only (its decoder_* and mask_token tensors and their AdamW
+# moments removed, as a user strips a file to share the encoder), or without any AdamW moment as well;
+# train_state kept.
+strip_decoder() { python3 - "$@" <<'PY2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); meta.pop("crc32", None)
+def gone(k):
+    if len(sys.argv) > 3 and k.startswith("optimizer."): return True
+    name = k.replace("optimizer.exp_avg_sq.", "").replace("optimizer.exp_avg.", "")
+    return name.startswith("decoder") or name == "mask_token"
+st.write(sys.argv[2], {k: v for k, v in tensors.items() if not gone(k)}, meta)
+PY2
+}
 # A checkpoint SRC with its train_state edited, written to DST: KEY=JSON sets a key, KEY=DEL removes it
 # (the key must be there). The crc32 covers the data, not the header: tools/safetensors_io.py writes it.
 edit_state() {   # SRC DST KEY=JSON|KEY=DEL...

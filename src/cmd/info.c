@@ -76,12 +76,18 @@ static char *key_text(const char *key) {
 // finetune --resume (a classifier's, stripped_ema: its run keeps ema.* the file has not) make of it,
 // into why; NULL when they pass or there is no state object (a state that is no JSON, or none, is
 // said as such). info said "can resume" of a state these refuse (a step past total_steps, a cadence of
-// 0, an empty object).
-static const char *state_refused(const char *state, int classifier, int stripped_ema, char *why, size_t n) {
+// 0, an empty object). first: what the resume refuses before it reads the state (an MAE checkpoint
+// without its decoder, cmd/train_state.c), or NULL.
+static const char *state_refused(const char *state, int classifier, int stripped_ema, const char *first, char *why,
+                                 size_t n) {
     cJSON *o = state ? cJSON_Parse(state) : NULL;
     int object = cJSON_IsObject(o);
     cJSON_Delete(o);
     if (!object) return NULL;
+    if (first) {
+        snprintf(why, n, "%s", first);
+        return why;
+    }
     RunState rs;
     // Its gradient groups too, as the resume checks them (a count that does not divide the batch)
     if (classifier ? finetune_state_check(state, why, n) : run_state_from_json(state, &rs, why, n)) return why;
@@ -92,10 +98,18 @@ static const char *state_refused(const char *state, int classifier, int stripped
     return NULL;
 }
 
+// What train --resume refuses first in an MAE checkpoint (cmd/train_state.c, run_resume_load): a file
+// without its decoder, said "can resume" (or "the weights load for every other use") here while the
+// resume refused it as holding "no training state". NULL when it has its decoder.
+static const char *mae_refused_first(const Checkpoint *ck) {
+    return ck->has_decoder ? NULL : ck->has_moments ? RESUME_NO_DECODER : RESUME_NO_DECODER_MOMENTS;
+}
+
 // The train state as text: one line per key, the key and its value written as JSON writes them (an
-// edited checkpoint can hold a key with a newline or an escape sequence).
+// edited checkpoint can hold a key with a newline or an escape sequence). has_decoder: 0 for an MAE
+// checkpoint without its decoder (refused then says why, the moments too where they are gone).
 // 0, or -1 when out of memory: a line left out is an error, never a shorter state.
-static int print_train_state(const char *state, int has_moments, const char *refused) {
+static int print_train_state(const char *state, int has_moments, int has_decoder, const char *refused) {
     if (!state) {
         printf("  train state  none (inference only; cannot resume)\n");
         return 0;
@@ -113,6 +127,7 @@ static int print_train_state(const char *state, int has_moments, const char *ref
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {
         if (has_moments && refused) cli_out("  train state  (AdamW moments present; cannot resume: %s)", refused);
+        else if (!has_decoder && refused) cli_out("  train state  (AdamW moments removed; cannot resume: %s)", refused);
         else printf("  train state  %s\n", has_moments ? "(AdamW moments present; can resume)"
                     : "(AdamW moments removed: cannot resume; the weights load for every other use)");
         // A fine-tuning run given --val holds nothing out of --data: its val_frac, recorded all the same
@@ -167,7 +182,8 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
     char why[CLI_ERR_MAX];
-    if (print_train_state(ck->train_state, ck->has_moments, state_refused(ck->train_state, 0, 0, why, sizeof why)) == 0)
+    if (print_train_state(ck->train_state, ck->has_moments, ck->has_decoder,
+                          state_refused(ck->train_state, 0, 0, mae_refused_first(ck), why, sizeof why)) == 0)
         return 0;
     cli_error(path, "out of memory");
     return 1;
@@ -235,7 +251,8 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, c
     cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
     add_version(o, version);
     char why[CLI_ERR_MAX];
-    add_train_state(o, ck->train_state, ck->has_moments, state_refused(ck->train_state, 0, 0, why, sizeof why));
+    add_train_state(o, ck->train_state, ck->has_moments,
+                    state_refused(ck->train_state, 0, 0, mae_refused_first(ck), why, sizeof why));
     return emit_json(path, o);
 }
 
@@ -246,7 +263,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     // A run of --model-ema whose file lost its ema.* tensors: said, as --ema's readers say it (io/checkpoint.h).
     int stripped = !cc->has_ema && ckpt_state_keeps_ema(cc->train_state);
     char why[CLI_ERR_MAX];
-    const char *refused = state_refused(cc->train_state, 1, stripped, why, sizeof why);
+    const char *refused = state_refused(cc->train_state, 1, stripped, NULL, why, sizeof why);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", path);
@@ -295,7 +312,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    if (print_train_state(cc->train_state, cc->has_moments, refused) == 0) return 0;
+    if (print_train_state(cc->train_state, cc->has_moments, 1, refused) == 0) return 0;
     cli_error(path, "out of memory");
     return 1;
 }

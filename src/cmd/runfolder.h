@@ -471,6 +471,15 @@ typedef struct {
 // were stripped (to share the weights): every other command reads it (docs/interface.md, section 4).
 #define RESUME_NO_MOMENTS "cannot resume: its AdamW moments (optimizer.exp_avg.*, optimizer.exp_avg_sq.*) " \
     "were removed, and a run continues only with them (the weights load for every other use)"
+// Why train --resume refuses an MAE checkpoint that holds train_state but none of its decoder's tensors
+// (an encoder-only file, stripped to share the encoder): the pretraining loss needs the decoder. Without
+// "cannot resume: ", as info's resume_refused gives it too; _MOMENTS where the moments went as well
+// (docs/interface.md, section 4).
+#define RESUME_NO_DECODER "the file holds no decoder (decoder_*, mask_token), and a pretraining run continues " \
+    "only with it (an encoder-only file loads for attention, embed, probe and finetune --ckpt)"
+#define RESUME_NO_DECODER_MOMENTS "the file holds no decoder (decoder_*, mask_token) and no AdamW moments " \
+    "(optimizer.exp_avg.*, optimizer.exp_avg_sq.*), and a pretraining run continues only with both (an " \
+    "encoder-only file loads for attention, embed, probe and finetune --ckpt)"
 // The largest --val-frac, train's and finetune's (docs/interface.md); the few-validation-images warning
 // offers a larger one below it (run_warn_few_val).
 #define VAL_FRAC_MAX 0.9

@@ -142,10 +142,15 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
     if (!clf && ckpt_load(path, ck, err, errlen)) return -1;
     if (clf || !ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
         int stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
+        // A train state in an encoder-only file: said "no training state", which it holds; the decoder is
+        // what is missing (with the moments, where they went too).
+        int encoder_only = ck->train_state && !ck->has_decoder, moments = ck->has_moments;
         ckpt_free(ck);
         char way[CLI_ERR_MAX];
         long last = clf ? run_finished_way(path, way, sizeof way) : 0;
-        if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
+        if (encoder_only)
+            snprintf(err, errlen, "%s: cannot resume: %s", path, moments ? RESUME_NO_DECODER : RESUME_NO_DECODER_MOMENTS);
+        else if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
         // A finished fine-tuning run: "continue it with vitmae finetune --resume" led to "nothing to train",
         // and its --steps cannot grow (a fine-tuning run keeps them): a new run is the way on, as
         // finetune --out of its folder says (docs/data.md, "Run folders").
