@@ -756,6 +756,18 @@ t "a finished run's last row dropped by a killed snapshot resume: --resume RUN r
    [ $rc2 -eq 0 ] && grep -qx "vitmae: warning: $dir/rows3/metrics.csv ends at step 4, before this checkpoint.s step 8 (.*); finetune --resume $dir/rows3/checkpoint-3.safetensors writes the rows between again" "$dir/err2" &&
    [ $r1 -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows3/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" ]'
 rm -rf "$dir/rows3"
+# metrics.csv deleted while a fine-tuning run trains (at its save of step 3, rows 0..3 written): the rows
+# went on into the deleted file, exit 0, the finished run without metrics.csv. Written again whole at the
+# next row, one warning, the rows those of an undisturbed run ("Run folders", docs/data.md; as train's,
+# tests/cli_runfolder.sh).
+fg="--ckpt $pre $ft --steps 6 --ckpt-every 3 --log-every 1 --eval-every 3"
+"$VITMAE" finetune $fg --out "$dir/fgref" > /dev/null 2>&1
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/fg.go" "$VITMAE" finetune $fg --out "$dir/fg" > /dev/null 2> "$dir/fg.err" &
+fp=$!; wait_gate "$dir/fg.go" $fp; rm "$dir/fg/metrics.csv"; touch "$dir/fg.go"; wait $fp; rc=$?
+t "finetune: metrics.csv deleted mid-run: exit 0, one warning, the rows of an undisturbed run ($rc: $(tr "\n" "|" < "$dir/fg.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: warning: $dir/fg/metrics.csv was deleted or moved away during the run; written again from the run" "$dir/fg.err")" -eq 1 ] &&
+   [ "$(cut -d, -f1-6 "$dir/fg/metrics.csv" 2>/dev/null)" = "$(cut -d, -f1-6 "$dir/fgref/metrics.csv")" ] && [ "$(wc -l < "$dir/fg/metrics.csv")" -eq 8 ]'
+rm -rf "$dir/fg" "$dir/fgref"
 # The run keeps its --max-pixels (which decides the usable images): a plain resume took the default
 # again, trained on the images the run had skipped and warned that the files had changed.
 "$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --classes 3 --seed 9 > /dev/null

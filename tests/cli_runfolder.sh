@@ -1331,6 +1331,45 @@ wait $pw; rc=$?
 t "train's folder moved and a new one made at its name just before a save: exit 1, one line, nothing written in the new one ($rc: $(tr "\n" "|" < "$dir/pw.err"); new: $(ls -A "$dir/pw/run" | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/pw.err")" -eq 1 ] && grep -q "^vitmae: train: .*/pw/run: $gone_line$" "$dir/pw.err" &&
    [ -z "$(ls -A "$dir/pw/run")" ] && [ -f "$dir/pw/moved/metrics.csv" ]'
+# metrics.csv deleted while the run trains (at the gate HOLD_BEFORE_SAVE of step 3, rows 0..3 written; a
+# hard link keeps the file the run holds open): the rows went on into the deleted file, exit 0, no
+# metrics.csv in the finished run. Now the row of step 4 finds it gone, writes it again from the file
+# the run holds (byte for byte: the rows before the deletion, img_per_s and elapsed_s too) with one
+# warning, and goes on in the new one: the run's rows are those of an undisturbed run of the same seed.
+mg="$small --data $dir/moved --steps 6 --ckpt-every 3 --log-every 1"
+mkdir -p "$dir/mg"
+"$VITMAE" train $mg --out "$dir/mg/ref" > /dev/null 2>&1
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mg.go" "$VITMAE" train $mg --out "$dir/mg/run" > /dev/null 2> "$dir/mg.err" &
+pid=$!; wait_gate "$dir/mg.go" $pid
+ln "$dir/mg/run/metrics.csv" "$dir/mg/held.csv" && rm "$dir/mg/run/metrics.csv"; touch "$dir/mg.go"; wait $pid; rc=$?
+t "metrics.csv deleted mid-run: exit 0, one warning, written again whole, the rows an undisturbed run writes ($rc: $(tr "\n" "|" < "$dir/mg.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/mg.err")" = "vitmae: warning: $dir/mg/run/metrics.csv was deleted or moved away during the run; written again from the run'"'"'s rows" ] &&
+   head -c "$(wc -c < "$dir/mg/held.csv")" "$dir/mg/run/metrics.csv" | cmp -s - "$dir/mg/held.csv" && [ "$(wc -l < "$dir/mg/held.csv")" -eq 5 ] &&
+   cut -d, -f1-6 "$dir/mg/run/metrics.csv" > "$dir/mg/run.cols" && cut -d, -f1-6 "$dir/mg/ref/metrics.csv" > "$dir/mg/ref.cols" &&
+   cmp -s "$dir/mg/run.cols" "$dir/mg/ref.cols" && [ "$(wc -l < "$dir/mg/run.cols")" -eq 8 ]'
+# ... in a resumed run: the rows from before the resume are written again too. Stopped (SIGINT) at step 3,
+# resumed, deleted at the resume's checkpoint of step 6 (--steps 8).
+mg8="$small --data $dir/moved --steps 8 --ckpt-every 3 --log-every 1"
+"$VITMAE" train $mg8 --out "$dir/mg/ref8" > /dev/null 2>&1
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mg8a.go" "$VITMAE" train $mg8 --out "$dir/mg/res" > /dev/null 2>&1 &
+pid=$!; wait_gate "$dir/mg8a.go" $pid; kill -INT $pid; touch "$dir/mg8a.go"; wait $pid
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mg8b.go" "$VITMAE" train --resume "$dir/mg/res" > /dev/null 2> "$dir/mg8.err" &
+pid=$!; wait_gate "$dir/mg8b.go" $pid
+rm "$dir/mg/res/metrics.csv"; touch "$dir/mg8b.go"; wait $pid; rc=$?
+cut -d, -f1-6 "$dir/mg/res/metrics.csv" > "$dir/mg/res.cols" 2>/dev/null; cut -d, -f1-6 "$dir/mg/ref8/metrics.csv" > "$dir/mg/ref8.cols"
+t "... deleted in a resumed run: exit 0, one warning, the rows from step 0 on, an undisturbed run's ($rc: $(tr "\n" "|" < "$dir/mg8.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: warning: .*/mg/res/metrics.csv was deleted or moved away during the run; written again from the run" "$dir/mg8.err")" -eq 1 ] &&
+   [ "$(grep -vc "^vitmae: warning: .*/mg/res/metrics.csv was deleted" "$dir/mg8.err")" -eq 0 ] &&
+   cmp -s "$dir/mg/res.cols" "$dir/mg/ref8.cols" && [ "$(wc -l < "$dir/mg/res.cols")" -eq 10 ]'
+# ... a folder put at its name: nothing is written over it; exit 1 with one line naming it (as a run
+# that starts with one), the step's checkpoint saved as for any failed output (it ended rc 0, no rows).
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mgd.go" "$VITMAE" train $mg --out "$dir/mg/dir" > /dev/null 2> "$dir/mgd.err" &
+pid=$!; wait_gate "$dir/mgd.go" $pid
+rm "$dir/mg/dir/metrics.csv" && mkdir "$dir/mg/dir/metrics.csv"; touch "$dir/mgd.go"; wait $pid; rc=$?
+t "... a folder put at metrics.csv mid-run: exit 1, its line, the step's checkpoint saved ($rc: $(tr "\n" "|" < "$dir/mgd.err"))" \
+  '[ $rc -eq 1 ] && [ "$(sed -n 1p "$dir/mgd.err")" = "vitmae: train: $dir/mg/dir/metrics.csv: not a regular file (put at its name during the run)" ] &&
+   [ "$(sed -n 2p "$dir/mgd.err")" = "vitmae: saved $dir/mg/dir/checkpoint.safetensors at step 4 of 6 (continue with --resume $dir/mg/dir)" ] &&
+   [ "$(wc -l < "$dir/mgd.err")" -eq 2 ] && [ -d "$dir/mg/dir/metrics.csv" ] && [ "$(saved_step "$dir/mg/dir/checkpoint.safetensors")" = 4 ]'
 # ... moved before its first checkpoint: no resume offered (--resume of it says there is nothing to resume).
 live_move mvn 100000 curves.png none
 t "train's folder moved before its first checkpoint: exit 1, the line offers no --resume ($rc: $(tr "\n" "|" < "$dir/mvn.err"))" \

@@ -1639,6 +1639,9 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logg
         row->extra[0] = do_eval ? t->ema_loss : NAN;
         row->extra[1] = do_eval ? t->ema_top1 : NAN;
     }
+    int again = metrics_rejoin_run(&t->metrics, t->run_dir, err, errlen);   // deleted meanwhile: written again
+    if (again < 0) return -1;
+    if (again) cli_message("warning: %s", err);
     if (metrics_write_run(t->metrics, row, t->run_dir, err, errlen)) return -1;
     if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, row->nextra ? row->extra : NULL);

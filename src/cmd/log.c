@@ -132,7 +132,8 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     free(kept);
     struct stat st;
     int made = lstat(path, &st) != 0;   // a new file: removed again when its header cannot be written
-    FILE *f = file_open_regular(path, "a", err, errlen);
+    // Read as well (metrics_rejoin_run: the rows of a file deleted meanwhile are read back from it).
+    FILE *f = file_open_regular(path, "a+", err, errlen);
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0) fprintf(f, "%s\n", header);
@@ -210,6 +211,74 @@ int metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char *e
     snprintf(err, errlen, "%s/metrics.csv: write failed: %s", run_dir,
              errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
     return -1;
+}
+
+// The whole text of the open file fd (its size at the look: rows are written by this process alone), in
+// *text (malloc'd; *len bytes); 0, or errno.
+static int read_back(int fd, off_t size, char **text, size_t *len) {
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) return ENOMEM;
+    size_t done = 0;
+    while (done < (size_t)size) {
+        ssize_t r = pread(fd, buf + done, (size_t)size - done, (off_t)done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { int e = r < 0 ? errno : EIO; free(buf); return e; }
+        done += (size_t)r;
+    }
+    *text = buf;
+    *len = done;
+    return 0;
+}
+
+int metrics_rejoin_run(FILE **f, const char *run_dir, char *err, size_t errlen) {
+    char path[4200], reason[4200];
+    snprintf(path, sizeof path, "%s/metrics.csv", run_dir);
+    struct stat mine, at, now;
+    if (fflush(*f) != 0 || fstat(fileno(*f), &mine) != 0) return 0;   // the row's write says what failed
+    int gone = lstat(path, &at) != 0;
+    if (gone && errno != ENOENT) {
+        snprintf(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason));
+        return -1;
+    }
+    if (!gone) {
+        // A link to nothing, a folder, a FIFO: the start of a run refuses them so (file_open_regular), and
+        // nothing may be written over them.
+        if (stat(path, &now) != 0) {
+            snprintf(err, errlen, "%s: %s (put at its name during the run)", path,
+                     file_path_reason(path, errno, reason, sizeof reason));
+            return -1;
+        }
+        if (!S_ISREG(now.st_mode)) {
+            snprintf(err, errlen, "%s: not a regular file (put at its name during the run)", path);
+            return -1;
+        }
+        if (now.st_dev == mine.st_dev && now.st_ino == mine.st_ino) return 0;
+    }
+    // The rows went on into the file held open, which no one would see again: it is written again whole
+    // from that file's own bytes (the header and every row since step 0, a resume's earlier ones too,
+    // byte for byte as written), atomically, and the rows go on into the new one.
+    const char *what = gone ? "deleted or moved away" : "replaced by another file";
+    char *text = NULL;
+    size_t len = 0;
+    int e = read_back(fileno(*f), mine.st_size, &text, &len);
+    if (e) {
+        snprintf(err, errlen, "%s: %s during the run, and its rows could not be read back to write it again: %s",
+                 path, what, file_reason(e, reason, sizeof reason));
+        return -1;
+    }
+    char why[4400];
+    int rc = file_write_atomic(path, text, len, why, sizeof why);
+    free(text);
+    FILE *g = rc ? NULL : file_open_regular(path, "a+", why, sizeof why);
+    if (!g) {
+        snprintf(err, errlen, "%s (metrics.csv was %s during the run; writing it again from the run's rows failed)", why,
+                 what);
+        return -1;
+    }
+    fclose(*f);
+    *f = g;
+    snprintf(err, errlen, "%s was %s during the run; written again from the run's rows", path, what);
+    return 1;
 }
 
 void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra, const double *more) {

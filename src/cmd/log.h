@@ -28,6 +28,14 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
 // The same, a failure said in err as "RUN/metrics.csv: write failed: REASON".
 int   metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char *err, size_t errlen);
+// Before a row of a run (*f: RUN/metrics.csv as metrics_open opened it): whether *f is still the file at
+// that name (docs/data.md, "Run folders"). 0: it is. 1: the file was deleted or moved away, or another
+// regular file put at its name, during the run: metrics.csv is written again whole from the rows *f
+// holds (temporary file, rename), *f is then that file, and err says it for a warning ("RUN/metrics.csv
+// was deleted or moved away during the run; written again from the run's rows"). -1 with err: something
+// not a regular file is at the name ("RUN/metrics.csv: not a regular file (put at its name during the
+// run)"), or the file could not be written again.
+int   metrics_rejoin_run(FILE **f, const char *run_dir, char *err, size_t errlen);
 
 // The rows behind RUN/curves.png, kept in memory and reloaded from metrics.csv on resume
 // (cmd/train_out.c, cmd/finetune.c): every logged training loss and learning rate, every validation

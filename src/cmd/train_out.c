@@ -341,6 +341,9 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *
     if (do_eval) {
         if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     }
+    int again = metrics_rejoin_run(&t->metrics, t->run_dir, err, errlen);   // deleted meanwhile: written again
+    if (again < 0) return -1;
+    if (again) cli_message("warning: %s", err);
     if (metrics_write_run(t->metrics, row, t->run_dir, err, errlen)) return -1;
     if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, NULL);

@@ -709,9 +709,10 @@ void file_test_gate(const char *env) {
 }
 
 FILE *file_open_regular(const char *path, const char *mode, char *err, size_t errlen) {
-    int append = mode[0] == 'a';
+    int append = mode[0] == 'a', both = mode[1] == '+';
     char why[128];
-    int fd = open(path, (append ? O_WRONLY | O_APPEND | O_CREAT : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0666);
+    int fd = open(path, (append ? (both ? O_RDWR : O_WRONLY) | O_APPEND | O_CREAT : O_RDONLY) | O_NONBLOCK | O_CLOEXEC,
+                  0666);
     if (fd < 0) {   // ENXIO: a FIFO without a reader, opened for writing
         int e = errno == ENXIO ? EINVAL : errno;
         snprintf(err, errlen, "%s: %s", path, e == EINVAL ? "not a regular file" : file_reason(e, why, sizeof why));

@@ -206,7 +206,7 @@ int file_folders_sync(FileFolders *f, char *err, size_t errlen);
 // PATH exists; once it does, the gate lets every later pass through. A test waits for PATH.held (the
 // command has reached the gate), does what it tries meanwhile, then makes PATH.
 void file_test_gate(const char *env);
-// fopen(path, mode) ("r" or "a") of a regular file only: opened without waiting (O_NONBLOCK, then
+// fopen(path, mode) ("r", "a" or "a+") of a regular file only: opened without waiting (O_NONBLOCK, then
 // cleared), so that a FIFO or a device under the name of a run's own file (metrics.csv) is refused
 // with "not a regular file" instead of blocking the command before its signals can end it. NULL with
 // errno set (ENOENT for a missing file under "r", EINVAL for one that is not regular) and "PATH:
