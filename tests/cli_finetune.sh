@@ -142,11 +142,16 @@ head -c 80 "$dir/data/circle/00000.png" > "$dir/b1/circle/zz.png"
 t "finetune: a --batch 1 run stopped by a broken file, resumed: the --batch 1 wording, a way on a resumed run can take ($rc, $rc2: $(tr "\n" "|" < "$dir/b1r.err" | head -c 400))" \
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1r.err")" -eq 2 ] &&
    head -n 1 "$dir/b1r.err" | grep -q "^vitmae: skipped .*/b1/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
-   tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run with --ckpt $pre_abs and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+   tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file and continue with --resume .*/b1r (its checkpoint holds step [1-9][0-9]*), or start a new run with --ckpt $pre_abs and a --batch of 2 or more (a resumed run keeps its --batch)$"'
 # The same stop where the broken file is its class's only image: "remove the file" took the class away,
 # and the resume that followed was refused for its classes. The way on is the new run alone, and why.
 mkdir -p "$dir/b1/dots" && mv "$dir/b1/circle/zz.png" "$dir/b1/dots/zz.png"
-"$VITMAE" finetune --ckpt "$pre" --data "$dir/b1" --batch 1 --steps 20 --val-frac 0 --ckpt-every 1 --threads 2 --out "$dir/b1s" > /dev/null 2>&1; rc=$?
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/b1" --batch 1 --steps 20 --val-frac 0 --ckpt-every 1000 --threads 2 --out "$dir/b1s" > /dev/null 2> "$dir/b1s0.err"; rc=$?
+# The new run saves the steps done as it stops (docs/data.md); a resume keeps its classes, so its way on
+# is the new run alone already ("remove the file and continue with --resume" would be refused).
+t "finetune: a new --batch 1 run stopped on its class's only image: its steps saved, the way a new run ($rc: $(tail -n 1 "$dir/b1s0.err"))" \
+  '[ $rc -eq 1 ] && [ -e "$dir/b1s/checkpoint.safetensors" ] &&
+   tail -n 1 "$dir/b1s0.err" | grep -q "^vitmae: .*/b1/dots/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place, and it is the only image of class .dots., so removing it would take the class away (a resumed run keeps its classes): start a new run with a --batch of 2 or more$"'
 "$VITMAE" finetune --resume "$dir/b1s" --threads 2 > /dev/null 2> "$dir/b1s.err"; rc2=$?
 t "finetune: a --batch 1 stop on its class's only image, resumed: the new run alone, and why ($rc, $rc2: $(tail -n 1 "$dir/b1s.err"))" \
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1s.err")" -eq 2 ] &&

@@ -368,10 +368,28 @@ b1r="--img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 
 t "a --batch 1 run stopped by a broken file, resumed: exit 1, the file said with the --batch 1 wording, a way on a resumed run can take ($rc, $rc2: $(tr "\n" "|" < "$dir/b1rr.err" | head -c 400))" \
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1rr.err")" -eq 2 ] &&
    head -n 1 "$dir/b1rr.err" | grep -q "^vitmae: skipped .*/b1r/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
-   tail -n 1 "$dir/b1rr.err" | grep -q "^vitmae: .*/b1r/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run from these weights with --init CHECKPOINT and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+   tail -n 1 "$dir/b1rr.err" | grep -q "^vitmae: .*/b1r/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file and continue with --resume .*/b1rr (its checkpoint holds step [1-9][0-9]*), or start a new run from these weights with --init CHECKPOINT and a --batch of 2 or more (a resumed run keeps its --batch)$"'
 "$VITMAE" train --init "$dir/b1rr" --data "$dir/b1r" $b1r --batch 2 --steps 2 --out "$dir/b1rn" > /dev/null 2> "$dir/b1rn.err"; rc=$?
 t "... and the way on: --init the run with --batch 2 trains ($rc: $(head -c 300 "$dir/b1rn.err"))" '[ $rc -eq 0 ]'
 rm -rf "$dir/b1r" "$dir/b1rr" "$dir/b1rn"
+# The same stop in a run with no checkpoint since its steps (docs/data.md, "Training reads lazily"): it
+# saved nothing, so "remove the file" lost every step, and the same command run again was refused (the
+# folder holds a run stopped before its first checkpoint). Now the steps done are saved as it stops, the
+# line says so and how to go on, and the resume that follows it finishes the run.
+"$VITMAE_TOOLS/synth" "$dir/b1k" --count 6 --size 16 --seed 7 >/dev/null
+head -c 80 "$dir/b1k/circle/$(ls "$dir/b1k/circle" | sed -n 1p)" > "$dir/b1k/circle/zz.png"
+"$VITMAE" train --data "$dir/b1k" $b1r --batch 1 --steps 20 --ckpt-every 1000 --out "$dir/b1kr" > /dev/null 2> "$dir/b1k.err"; rc=$?
+b1k_at=$(tail -n 1 "$dir/b1k.err" | sed -n "s/.*(its checkpoint holds step \([0-9]*\)).*/\1/p")
+b1k_info=$("$VITMAE" info "$dir/b1kr/checkpoint.safetensors" 2>/dev/null | awk '$1 == "step" { print $2 }')
+t "a --batch 1 run stopped by a broken file before any checkpoint: the steps done saved, the line says so ($rc, step ${b1k_at:-none}, info ${b1k_info:-none}: $(tail -n 1 "$dir/b1k.err" | head -c 400))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/b1k.err")" -eq 2 ] && [ -n "$b1k_at" ] && [ "$b1k_at" -ge 1 ] && [ "$b1k_at" -lt 20 ] && [ "$b1k_info" = "$b1k_at" ] &&
+   tail -n 1 "$dir/b1k.err" | grep -q "^vitmae: .*/b1k/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file and continue with --resume .*/b1kr (its checkpoint holds step [0-9]*), or start a new run with a --batch of 2 or more$"'
+rm "$dir/b1k/circle/zz.png"
+b1k_resume=$(tail -n 1 "$dir/b1k.err" | sed -n "s/.*continue with \(--resume [^ ]*\) (its.*/\1/p")
+"$VITMAE" train $b1k_resume --threads 2 > /dev/null 2> "$dir/b1kc.err"; rc=$?
+t "... the file removed, the line's --resume finishes the run ($rc, ${b1k_resume:-no --resume}: $(grep -v "warning: train --resume: the images of" "$dir/b1kc.err" | head -c 300))" \
+  '[ $rc -eq 0 ] && [ -n "$b1k_resume" ] && "$VITMAE" info "$dir/b1kr/checkpoint.safetensors" | awk '"'"'$1 == "step" && $2 == 20 { ok = 1 } END { exit !ok }'"'"''
+rm -rf "$dir/b1k" "$dir/b1kr"
 
 # The same folder with the pixel statistics measured (the default --pixel-norm): they meet every file
 # first; the run stopped with "no image decodes for the pixel statistics" alone, naming none of them.

@@ -728,8 +728,39 @@ static void test_broken_late(void) {
     dataset_load_batch(&d1, items, 4, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err);
     CHECK(dataset_take_broken(&d1, sk, NULL, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
     int only[1] = {2};
-    CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == DATASET_ERR_FILE &&
+    CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == DATASET_ERR_BROKEN &&
           strstr(err, "bad.png: truncated PNG data; a batch of one image has no other to take its place: remove the file, or train with a --batch of 2 or more"), "a batch of broken files: %s", err);
+    // The same stop where the run's checkpoint holds the steps done (saved as it stopped, cmd/runloop.c):
+    // "remove the file" is the resume's, and says so; "train with" was this run's command, refused when
+    // run again. A way of the caller's keeps its new run; a batch of several says where the run is kept.
+    char kept[2048];
+    snprintf(kept, sizeof kept, "%s", err);
+    dataset_broken_stop_kept(&d1, 0, "run/checkpoint.safetensors", "'my run'", 21, kept, sizeof kept);
+    CHECK(strstr(kept, "bad.png: truncated PNG data; a batch of one image has no other to take its place: remove the "
+                 "file and continue with --resume 'my run' (its checkpoint holds step 21), or start a new run with a "
+                 "--batch of 2 or more") && !strstr(kept, "remove the file, or"), "kept at a batch of one: %s", kept);
+    d1.batch_of_one_way = "remove the file, or start a new run with --init CHECKPOINT (a resumed run keeps its --batch)";
+    dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, kept, sizeof kept);
+    dataset_broken_stop_kept(&d1, 0, "r/checkpoint.safetensors", "r", 7, kept, sizeof kept);
+    size_t kl = strlen(kept);
+    static const char resumed[] = ": remove the file and continue with --resume r (its checkpoint holds step 7), or start a "
+                                  "new run with --init CHECKPOINT (a resumed run keeps its --batch)";
+    CHECK(kl > sizeof resumed && !strcmp(kept + kl - (sizeof resumed - 1), resumed), "kept, the caller's way: %s", kept);
+    // ... and where the run keeps its classes (finetune) and the file is its class's only image: a new run.
+    dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, kept, sizeof kept);
+    int others = 0;
+    for (int i = 0; i < d1.n; i++) others += i != 2 && d1.items[i].cls == d1.items[2].cls;
+    dataset_broken_stop_kept(&d1, 1, "r/checkpoint.safetensors", "r", 7, kept, sizeof kept);
+    CHECK(others > 0 ? strstr(kept, "continue with --resume r") != NULL : strstr(kept, "only image of class") != NULL,
+          "kept, classes kept (%d others in its class): %s", others, kept);
+    d1.batch_of_one_way = NULL;
+    snprintf(kept, sizeof kept, "x.png: truncated PNG data; no image of its batch decodes to take its place (all 2 are broken)");
+    dataset_broken_stop_kept(&d1, 0, "r/checkpoint.safetensors", "r", 7, kept, sizeof kept);
+    CHECK(!strcmp(kept, "x.png: truncated PNG data; no image of its batch decodes to take its place (all 2 are broken); "
+                  "r/checkpoint.safetensors holds step 7 (remove them and continue with --resume r)"), "kept, several: %s", kept);
+    snprintf(kept, sizeof kept, "data: the data folder is gone (moved or deleted during the run)");
+    dataset_broken_stop_kept(&d1, 0, "r/checkpoint.safetensors", "r", 7, kept, sizeof kept);
+    CHECK(!strcmp(kept, "data: the data folder is gone (moved or deleted during the run)"), "other stops as they are: %s", kept);
     dataset_free(&d1);
     dataset_free(&d2);
 }
@@ -936,14 +967,14 @@ static void test_folder_gone(void) {
         dataset_batch_image(&ds, items, 2, k, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got2 + k * per, &again[k], err, sizeof err);
     CHECK(again[0] == used[0] && again[1] == used[1] && !memcmp(got, got2, sizeof got), "the same images again");
     CHECK(dataset_batch_image(&ds, items, 2, 0, NULL, 0, S, 3, AUGMENT_CROP, 5, 7, got, NULL, err, sizeof err) ==
-          DATASET_ERR_FILE && strstr(err, "no image of its batch decodes to take its place (all 2 are broken)"),
+          DATASET_ERR_BROKEN && strstr(err, "no image of its batch decodes to take its place (all 2 are broken)"),
           "without a pool: the batch stops (%s)", err);
     // Files deleted alone, their folder still there: broken files, the batch stops.
     unlink(at(dir, "c/0.png"));
     unlink(at(dir, "c/1.png"));
     int cs[2] = {4, 5};
     CHECK(dataset_batch_image(&ds, cs, 2, 0, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got, NULL, err, sizeof err) ==
-          DATASET_ERR_FILE && strstr(err, "c/0.png: No such file or directory; no image of its batch decodes"),
+          DATASET_ERR_BROKEN && strstr(err, "c/0.png: No such file or directory; no image of its batch decodes"),
           "files deleted alone: the batch stops (%s)", err);
     // Every folder gone (a and b moved, c's files deleted): nothing in the pool decodes, and the line
     // says so, not that the batch's images are broken.

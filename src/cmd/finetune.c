@@ -1706,8 +1706,8 @@ static int finetune_inputs(void *ctx, Loader *ld, long step, double *waited) {
     FineTune *t = ctx;
     FtState *r = &t->rs;
     step_items(t, step);
-    int failed = loader_pop(ld, (uint64_t)step, t->images, t->used, waited, t->load_err, sizeof t->load_err) != 0;
-    report_broken(t, &t->ds, failed);   // before a failure too: a batch broken through and through names every file
+    int failed = loader_pop(ld, (uint64_t)step, t->images, t->used, waited, t->load_err, sizeof t->load_err);
+    report_broken(t, &t->ds, failed != 0);   // before a failure too: a batch broken through and through names every file
     if (!failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
     // An image found broken was replaced by another of its batch: the label is that image's, as the
     // loader recorded it when it made the image (asked now, a file found broken since by a batch
@@ -1815,7 +1815,8 @@ int cmd_finetune(int argc, char **argv) {
                  .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,
-                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves, .started = &started};
+                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves, .started = &started,
+                 .keeps_classes = 1};
     rc = run_loop(&L);
     if (rc && !started) unmake_folders(t);   // the step-0 validation failed: as a failed setup
     finetune_free(t);

@@ -52,6 +52,42 @@ static void say_saved(const RunLoop *L) {
     run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
 }
 
+// The stop of a step none of whose batch's images decode, on any rank (cmd/runloop.h's inputs): the
+// data's, and the step changed nothing, so the weights are those of the steps done. Where a step ran
+// since the run's last checkpoint (this session's, or the one it resumed from), rank 0 saves them, as a
+// failed output's step is saved; then the failure's line says where the run is kept and how it goes on
+// once the file is removed (dataset_broken_stop_kept). At --batch 1 "remove the file" lost every step
+// since the last checkpoint, and a new run's command, run again, was refused (docs/data.md, "Training
+// reads lazily"). Collective; returns 1.
+static int data_stop(const RunLoop *L, Carried *c, const struct stat *home, long saved_at, long first_step,
+                     int failed_here, char *err, size_t errlen) {
+    char serr[CLI_ERR_MAX];
+    int kept = 0, saved = 0;
+    if (dist_rank() == 0) {
+        long since = saved_at >= 0 ? saved_at : first_step;
+        kept = since > 0 && *L->step == since;   // the run's checkpoint holds the steps done already
+        if (*L->step > since) {
+            int resumable = saved_at >= 0 || first_step > 0;
+            int gone = run_folder_gone(L->run_dir, home, resumable, serr, sizeof serr);
+            carry(L, c, 0);
+            saved = gone ? -1 : save_all(L, serr, sizeof serr);
+            if (saved == -1 && !gone && !run_folder_gone(L->run_dir, home, resumable, serr, sizeof serr))
+                kept_note(L, saved_at, serr, sizeof serr);
+            kept = saved != -1;
+            if (kept) run_checkpointed = 1;
+        }
+    }
+    if (dist_max_int(kept) && failed_here) {
+        char word[FILE_SHELL_WORD_MAX];
+        dataset_broken_stop_kept(L->ds, L->keeps_classes, L->ckpt_path, file_shell_word(L->run_dir, word, sizeof word),
+                                 *L->step, err, errlen);
+    }
+    if (failed_here) cli_report(NULL, err, 1);
+    if (saved) cli_report(L->cmd, serr, 1);   // the checkpoint's failure, or config.json's after it
+    if (saved == SAVED_THEN_FAILED) say_saved(L);
+    return 1;
+}
+
 // The save of a stop or of the run's last step (rank 0's; the other ranks pass): the checkpoint, then
 // what follows it, the stop's mark between them: a second Ctrl-C while train's config.json is written
 // says that the checkpoint is saved. 0, or 1 after the line that says what failed and what is left.
@@ -169,7 +205,7 @@ int run_loop(const RunLoop *L) {
         long step = *L->step;
         L->queue(L->ctx, L->ld, &queued, step, L->prefetch);
         // This process's images; a failure is carried into the exchange below as its groups' failure.
-        int inputs_failed = L->inputs(L->ctx, L->ld, step, &waited) != 0;
+        int inputs_rc = L->inputs(L->ctx, L->ld, step, &waited), inputs_failed = inputs_rc != 0;
         total_wait += waited;
         float lr = lr_at(step, L->total_steps, L->warmup, L->lr, L->min_lr), loss = 0.0f, *grads = NULL;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
@@ -183,7 +219,12 @@ int run_loop(const RunLoop *L) {
                                           share_err, sizeof share_err) : 0;
         if (reduce_rc) {
             progress_end(&prog, stdout);
-            rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
+            // The failing rank names the cause; the data's stop saves the steps done first (every rank
+            // agrees here: the exchange failed on all of them alike).
+            if (dist_max_int(inputs_rc == DATASET_ERR_BROKEN))
+                rc = data_stop(L, &c, home, saved_at, first_step, failed_here, err, sizeof err);
+            else
+                rc = failed_here ? cli_report(NULL, err, 1) : 1;
             break;
         }
         if (share_rc) {   // every rank together; the rank that lacked the memory says so

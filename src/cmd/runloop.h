@@ -44,8 +44,9 @@ typedef struct {
     // (*queued: the next one to queue).
     void (*queue)(void *ctx, Loader *ld, long *queued, long step, int depth);
     // The step's inputs on this process: its images from the loader (*waited: the seconds it waited),
-    // and what else the step draws from its number. Nonzero when the images failed; the command keeps
-    // the reason for its failing groups to give.
+    // and what else the step draws from its number. Nonzero when the images failed: DATASET_ERR_BROKEN
+    // where no image of a batch decodes (the data's stop: the steps done are saved first), else -1; the
+    // command keeps the reason for its failing groups to give.
     int (*inputs)(void *ctx, Loader *ld, long step, double *waited);
     // The step's gradient over every rank's groups (dist/dist.h, dist/workers.h), into *grads, the
     // mean loss into *loss. As grad_reduce_step: 0, or nonzero with *failed_here and err when this rank
@@ -72,6 +73,7 @@ typedef struct {
     // fails before then has logged nothing, and the command removes what it made (cmd/runfolder.h,
     // run_unmake_folder). NULL: not told.
     int *started;
+    int keeps_classes;   // finetune: a resume keeps the run's classes (dataset_broken_stop_kept)
 } RunLoop;
 
 // The steps from *L->step to L->total_steps, or to a stop; collective under mpirun (every rank runs

@@ -1116,7 +1116,7 @@ static int load_train_batch(void *ctx, Loader *ld, long step, double *waited) {
     int rc = loader_pop(ld, (uint64_t)step, t->images, NULL, waited, t->load_err, sizeof t->load_err);
     // Reported before a failure too: a batch that is broken through and through names every file.
     train_out_report_broken(t, &t->ds, rc != 0);
-    if (rc) return -1;
+    if (rc) return rc;   // DATASET_ERR_BROKEN: the data's stop (cmd/runloop.h)
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
     uint64_t keys[4096];   // this process's images: k0 .. k0 + B - 1 of the batch (at most 4096)
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)(k0 + k);

@@ -1175,6 +1175,22 @@ static int all_gone(const Dataset *ds, const int *items, int n) {
     return gone;
 }
 
+// The way on from a broken batch of one image (dataset.h, batch_of_one_way), and the words before it.
+#define NO_OTHER "a batch of one image has no other to take its place"
+#define REMOVE_OR "remove the file, or "
+static const char *batch_of_one_way(const Dataset *ds) {
+    return ds->batch_of_one_way ? ds->batch_of_one_way : REMOVE_OR "train with a --batch of 2 or more";
+}
+
+// 1 when item has a class and no other item is of it: a run that keeps its classes (finetune's resume)
+// cannot lose the file.
+static int only_of_class(const Dataset *ds, int item) {
+    int cls = ds->items[item].cls, sole = cls >= 0;
+    for (int i = 0; sole && i < ds->n; i++)
+        if (i != item && ds->items[i].cls == cls) sole = 0;
+    return sole;
+}
+
 // Image k of items[0 .. n), drawn with the random stream of batch image key; *used (may be NULL): the
 // item whose image it is (items[k], or the one that took the place of a broken items[k]). pool[0 ..
 // npool) (may be NULL): the items a batch whose every file went away draws from (dataset_batch_image).
@@ -1209,21 +1225,50 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     int item = items[k];
     pthread_mutex_lock(&ds->shared->lock);
     const char *why_k = ds->shared->broken[item] ? ds->shared->broken[item] : "cannot decode";
-    int cls = ds->items[item].cls, sole = n == 1 && ds->batch_of_one_sole_way && cls >= 0;
-    for (int i = 0; sole && i < ds->n; i++)
-        if (i != item && ds->items[i].cls == cls) sole = 0;
+    int cls = ds->items[item].cls, sole = n == 1 && ds->batch_of_one_sole_way && only_of_class(ds, item);
     if (sole)
-        snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place, and it is the only image of "
+        snprintf(err, errlen, "%s: %s; " NO_OTHER ", and it is the only image of "
                  "class '%s', so removing it would take the class away (a resumed run keeps its classes): %s",
                  ds->items[item].path, why_k, ds->class_names[cls], ds->batch_of_one_sole_way);
     else if (n == 1)
-        snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place: %s", ds->items[item].path,
-                 why_k, ds->batch_of_one_way ? ds->batch_of_one_way : "remove the file, or train with a --batch of 2 or more");
+        snprintf(err, errlen, "%s: %s; %s: %s", ds->items[item].path, why_k, NO_OTHER, batch_of_one_way(ds));
     else
         snprintf(err, errlen, "%s: %s; no image of its batch decodes to take its place (all %d are broken)",
                  ds->items[item].path, why_k, n);
     pthread_mutex_unlock(&ds->shared->lock);
-    return DATASET_ERR_FILE;
+    return DATASET_ERR_BROKEN;
+}
+
+void dataset_broken_stop_kept(const Dataset *ds, int keeps_classes, const char *ckpt, const char *resume, long step,
+                              char *err, size_t errlen) {
+    const char *way = batch_of_one_way(ds);
+    size_t l = strlen(err), w = strlen(way), r = strlen(REMOVE_OR);
+    static const char several[] = " are broken)";
+    if (l >= sizeof several - 1 && !strcmp(err + l - (sizeof several - 1), several)) {
+        snprintf(err + l, errlen - l, "; %s holds step %ld (remove them and continue with --resume %s)", ckpt, step,
+                 resume);
+        return;
+    }
+    // Left as they are: another stop's line, and the only image of its class in a resumed finetune (its
+    // way is the new run already).
+    if (l < w + 2 || strcmp(err + l - w, way) || strncmp(err + l - w - 2, ": ", 2) || strncmp(way, REMOVE_OR, r))
+        return;
+    // The new run's way where the file's removal is the resume's ("train with" would read as this run's).
+    const char *other = ds->batch_of_one_way ? way + r : "start a new run with a --batch of 2 or more";
+    // The file's class in a run that keeps its classes (finetune's resume): the only image of it cannot go.
+    int item = -1;
+    for (int i = 0; i < ds->n && item < 0; i++) {
+        size_t p = strlen(ds->items[i].path);
+        if (!strncmp(err, ds->items[i].path, p) && !strncmp(err + p, ": ", 2)) item = i;
+    }
+    int cls = item >= 0 ? ds->items[item].cls : -1, sole = keeps_classes && item >= 0 && only_of_class(ds, item);
+    l -= w + 2;   // the way and its ": " written again (other, ckpt and resume lie outside err)
+    if (sole)
+        snprintf(err + l, errlen - l, ", and it is the only image of class '%s', so removing it would take the class "
+                 "away (a resumed run keeps its classes): %s", ds->class_names[cls], other);
+    else
+        snprintf(err + l, errlen - l, ": remove the file and continue with --resume %s (its checkpoint holds step %ld), "
+                 "or %s", resume, step, other);
 }
 
 int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, const int *pool, int npool, int size,

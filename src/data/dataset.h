@@ -170,8 +170,14 @@ void dataset_stats(const Dataset *ds, DataStats *st);
 // Returned instead of -1 when err is about one file and names it ("PATH: why"): a command prints it as
 // it is, `vitmae: PATH: why` (docs/interface.md, section 1), not after a <what> of its own.
 #define DATASET_ERR_FILE (-2)
+// Returned by a lazy dataset's batch load when no image of the batch decodes (each file broken past its
+// header), err naming one as DATASET_ERR_FILE's does: the data's stop of a run, which saves the steps done
+// first (cmd/runloop.c; docs/data.md, "Training reads lazily").
+#define DATASET_ERR_BROKEN (-3)
 // The <what> a command prints before err for the status rc: none when err names its file.
-static inline const char *dataset_err_what(int rc, const char *what) { return rc == DATASET_ERR_FILE ? NULL : what; }
+static inline const char *dataset_err_what(int rc, const char *what) {
+    return rc == DATASET_ERR_FILE || rc == DATASET_ERR_BROKEN ? NULL : what;
+}
 // Scans root. 0 ok (also when no image is usable: check ds->n), -1 when root cannot be read as a
 // folder (err: the reason, without the path), DATASET_ERR_FILE when a file could not be read for want
 // of memory or open files (image_why_is_resource; docs/data.md). opt may be NULL (defaults, no cache).
@@ -219,8 +225,9 @@ int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augmen
 // by the next item of the same batch that decodes (items[k + 1], items[k + 2], ... wrapping), with
 // image k's random stream, so the batch still depends only on (seed, step) and the split is kept;
 // the failure is recorded once for dataset_take_broken. Other datasets: an item that fails is an error (err names the first failing
-// item in batch order). 0 ok; DATASET_ERR_FILE when err names its file or the data folder ("PATH:
-// why"; so does dataset_batch_image), -1 otherwise (out of memory, a range outside the batch).
+// item in batch order). 0 ok; DATASET_ERR_BROKEN when none of the batch's images decodes, DATASET_ERR_FILE
+// when err names its file or the data folder ("PATH: why"; so does dataset_batch_image), -1 otherwise (out of
+// memory, a range outside the batch).
 int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
                         Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
@@ -235,6 +242,16 @@ int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int 
 int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, const int *pool, int npool, int size,
                          int channels, Augment aug, uint64_t seed, uint64_t step, float *out, int *item, char *err,
                          size_t errlen);
+// The err of DATASET_ERR_BROKEN for a run whose checkpoint `ckpt` holds the steps done, `step` (saved as
+// the run stopped, or before; resume: the run folder as a shell word): a batch of several says so,
+// "... (all N are broken); CKPT holds step N (remove them and continue with --resume RUN)"; a batch of one
+// whose way on (batch_of_one_way) begins "remove the file, or " says "remove the file and continue with
+// --resume RUN (its checkpoint holds step N), or " and the way's new run ("start a new run with a --batch
+// of 2 or more" for the default's "train with ..."). keeps_classes (finetune): where the file is its
+// class's only image the resume would refuse its removal, and the way is the new run alone, as
+// batch_of_one_sole_way says it. Other messages are left as they are.
+void dataset_broken_stop_kept(const Dataset *ds, int keeps_classes, const char *ckpt, const char *resume, long step,
+                              char *err, size_t errlen);
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);

@@ -13,6 +13,7 @@ typedef struct {
     int *items, n, k0, k1;
     int next, done;          // next image to hand out, images finished (both relative to k0)
     int fail_k;              // first failing image (batch order), -1 none
+    int fail_rc;             // its status (dataset_batch_image's)
     char err[512];
     float *out;              // [max_images][size][size][channels]
     int *used;               // [max_images] the item whose image each is (dataset_batch_image)
@@ -56,7 +57,11 @@ static void *worker(void *arg) {
                                      l->o.channels, l->o.aug, l->o.seed, s->step, s->out + (size_t)j * l->per,
                                      s->used + j, err, sizeof err);
         pthread_mutex_lock(&l->lock);
-        if (rc && (s->fail_k < 0 || j < s->fail_k)) { s->fail_k = j; snprintf(s->err, sizeof s->err, "%s", err); }
+        if (rc && (s->fail_k < 0 || j < s->fail_k)) {
+            s->fail_k = j;
+            s->fail_rc = rc;
+            snprintf(s->err, sizeof s->err, "%s", err);
+        }
         if (++s->done == s->k1 - s->k0) pthread_cond_broadcast(&l->ready);
     }
     pthread_mutex_unlock(&l->lock);
@@ -134,7 +139,7 @@ int loader_pop(Loader *l, uint64_t step, float *out, int *items, double *waited_
     pthread_mutex_unlock(&l->lock);
     if (waited_s) *waited_s = now_s() - t0;
     int rc = 0;
-    if (s->fail_k >= 0) { snprintf(err, errlen, "%s", s->err); rc = -1; }
+    if (s->fail_k >= 0) { snprintf(err, errlen, "%s", s->err); rc = s->fail_rc; }
     else {
         memcpy(out, s->out, sizeof(float) * l->per * (size_t)(s->k1 - s->k0));
         if (items) memcpy(items, s->used, sizeof(int) * (size_t)(s->k1 - s->k0));

@@ -36,7 +36,8 @@ int  loader_push(Loader *l, uint64_t step, const int *items, int n, int k0, int 
 // [k1 - k0][size][size][channels], and into items [k1 - k0] (may be NULL) the item whose image each
 // is (a broken one's replacement, dataset_batch_image: recorded as the image was made, since a later
 // batch may find broken an item this one decoded). *waited_s (may be NULL): seconds spent waiting.
-// 0 ok; -1 with err (the first failing image in batch order, as dataset_load_range).
+// 0 ok; nonzero with err: the first failing image in batch order, its status as dataset_load_range's
+// (DATASET_ERR_BROKEN when none of the batch's images decodes), -1 when the step was not queued.
 int  loader_pop(Loader *l, uint64_t step, float *out, int *items, double *waited_s, char *err, size_t errlen);
 // Queued batches not popped yet.
 int  loader_pending(const Loader *l);
