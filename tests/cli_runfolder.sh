@@ -101,6 +101,22 @@ mkdir "$dir/hfft" && echo '{"a":1}' > "$dir/hfft/config.json"
 "$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --data data --steps 2 --out "$dir/hfft" > /dev/null 2>"$dir/err"; rc=$?
 t "finetune --out a folder holding only another program's config.json: runs there, the file untouched ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ "$(cat "$dir/hfft/config.json")" = "{\"a\":1}" ] && [ -s "$dir/hfft/checkpoint.safetensors" ]'
+# A user's file under a snapshot's name (notes, no safetensors, no run_id) in a folder with no record of
+# a run is not a snapshot (docs/interface.md, sections 5 and 9): --out called the folder a run and
+# advised "--resume DIR/checkpoint-5.safetensors", --resume DIR advised the same, and that resume failed
+# ("a text file, not a safetensors checkpoint"). Now it is named as a file a run writes over, and the
+# resume says there is no run, naming it; finetune alike.
+mkdir "$dir/snapnote" && echo 'my notes' > "$dir/snapnote/checkpoint-5.safetensors"
+"$VITMAE" train $small --steps 5 --out "$dir/snapnote" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/snapnote" > /dev/null 2>"$dir/err2"; rc2=$?
+"$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --data data --steps 5 --out "$dir/snapnote" > /dev/null 2>"$dir/err3"; rc3=$?
+"$VITMAE" finetune --resume "$dir/snapnote" > /dev/null 2>"$dir/err4"; rc4=$?
+t "a folder holding only notes named checkpoint-5.safetensors: no snapshot advised, the file named, kept ($rc $rc2 $rc3 $rc4: $(cat "$dir/err" "$dir/err2" "$dir/err3" "$dir/err4" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/snapnote: the folder holds checkpoint-5.safetensors, which a run writes over; pass --overwrite to move the folder aside (to $dir/snapnote.old-N) and start, or another --out folder" ] &&
+   [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --resume $dir/snapnote: no run in this folder (no checkpoint.safetensors; $dir/snapnote/checkpoint-5.safetensors is not a snapshot: it records no training run)" ] &&
+   [ $rc3 -eq 2 ] && [ "$(cat "$dir/err3")" = "vitmae: finetune --out $dir/snapnote: the folder holds checkpoint-5.safetensors, which a run writes over; pass --overwrite to move the folder aside (to $dir/snapnote.old-N) and start, or another --out folder" ] &&
+   [ $rc4 -eq 2 ] && [ "$(cat "$dir/err4")" = "vitmae: finetune --resume $dir/snapnote: no run in this folder (no checkpoint.safetensors; $dir/snapnote/checkpoint-5.safetensors is not a snapshot: it records no training run)" ] &&
+   [ "$(cat "$dir/snapnote/checkpoint-5.safetensors")" = "my notes" ] && [ "$(ls "$dir/snapnote")" = checkpoint-5.safetensors ]'
 # Beside a run's metrics.csv (a run that stopped early is there), such a config.json records no flags.
 mkdir "$dir/hf2" && echo '{"a":1}' > "$dir/hf2/config.json" && head -n 1 "$dir/run/metrics.csv" > "$dir/hf2/metrics.csv"
 "$VITMAE" train --resume "$dir/hf2" > /dev/null 2>"$dir/err"; rc=$?

@@ -76,6 +76,16 @@ static void checkpoint_run_id(const char *path, char *id, size_t n) {
     cJSON_Delete(o);
 }
 
+// 1 when the file at path records a training run (a train_state in a safetensors header): a snapshot of
+// a run, its run_id known or from before run ids; 0 for a user's notes, a converted checkpoint or a file
+// that cannot be read under a snapshot's name, which is not a snapshot (docs/interface.md, section 5).
+static int checkpoint_records_run(const char *path) {
+    cJSON *o = checkpoint_state(path);
+    int run = o != NULL;
+    cJSON_Delete(o);
+    return run;
+}
+
 // Whether the checkpoint at path is its run's last: its train_state's step has reached total_steps
 // (exactly: is at it, a step past it being a damaged state that a resume names).
 static int checkpoint_at_end(const char *path, int exactly) {
@@ -173,14 +183,16 @@ static void folder_run_id(const char *dir, char *id, size_t n) {
 }
 
 // 1 when the snapshot dir/name is not provably the run's whose id is own ("" for unknown: runs from
-// before run ids, taken by name): another run's copy, a file without a run_id (a user's file, a
-// converted checkpoint), or any, when own is RUN_ID_MIXED; the folder's pruning, resume advice and
-// checks leave such files alone (docs/interface.md, section 9).
+// before run ids, taken by name where the file records a run): another run's copy, a file without a
+// run_id (a user's file, a converted checkpoint), or any, when own is RUN_ID_MIXED; the folder's
+// pruning, resume advice and checks leave such files alone (docs/interface.md, section 9). With own
+// unknown, a file that records no run (a user's notes under a snapshot's name) was advised as the
+// folder's newest snapshot, whose resume then failed on it.
 static int snapshot_of_other_run(const char *dir, const char *name, const char *own) {
-    if (!own[0]) return 0;
-    if (!strcmp(own, RUN_ID_MIXED)) return 1;
     char path[4400], id[64];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!own[0]) return !checkpoint_records_run(path);
+    if (!strcmp(own, RUN_ID_MIXED)) return 1;
     checkpoint_run_id(path, id, sizeof id);
     return !id[0] || strcmp(id, own) != 0;
 }
@@ -365,14 +377,34 @@ static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
     return buf;
 }
 
+// The smallest step of the files in dir under a snapshot's name that record no run (a user's notes, a
+// converted checkpoint: checkpoint_records_run), with how many there are in *count; -1 when none.
+static long user_snapshot(const char *dir, int *count) {
+    char path[4400];
+    long first = -1, s;
+    *count = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if ((s = snapshot_step(e->d_name)) < 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (checkpoint_records_run(path)) continue;
+        ++*count;
+        if (first < 0 || s < first) first = s;
+    }
+    if (d) closedir(d);
+    return first;
+}
+
 // The outputs a run writes over that a folder holds and that are no run's (a user's own): a config.json
 // that is not vitmae's (train's: finetune writes none) and a metrics.csv without a run's header, and,
 // with no record of a run (no config.json of vitmae's, no run's metrics.csv, no checkpoint of one run),
-// curves.png and train's samples/, which is then no run that stopped early. Their names in buf
-// ("metrics.csv and curves.png"), or NULL when there are none; *recorded (when given) says whether the
-// folder's checkpoints record a run.
-static const char *user_outputs(const char *cmd, const char *dir, int *recorded, char *buf, size_t n) {
-    char path[4400], own[64];
+// curves.png, train's samples/ and, where snapshots is set, a file under a snapshot's name that records
+// no run (user_snapshot), which is then no run that stopped early. Their names in buf ("metrics.csv and
+// curves.png"), or NULL when there are none; *recorded (when given) says whether the folder's checkpoints
+// record a run.
+static const char *user_outputs(const char *cmd, const char *dir, int snapshots, int *recorded, char *buf, size_t n) {
+    char path[4400], own[64], note[96];
     struct stat st;
     int train = !strcmp(cmd, "train");
     if (recorded) *recorded = 0;
@@ -393,12 +425,18 @@ static const char *user_outputs(const char *cmd, const char *dir, int *recorded,
     snprintf(path, sizeof path, "%s/curves.png", dir);
     int curves = !run && lstat(path, &st) == 0;
     int sheets = !run && train && run_folder_has_sheets(dir);
-    const char *names[4];
+    int notes = 0;
+    long note_step = !run && snapshots ? user_snapshot(dir, &notes) : -1;
+    if (notes > 1) snprintf(note, sizeof note, "checkpoint-%ld.safetensors (with %d more checkpoint-N.safetensors)",
+                            note_step, notes - 1);
+    else if (notes) snprintf(note, sizeof note, "checkpoint-%ld.safetensors", note_step);
+    const char *names[5];
     int k = 0;
     if (train && config == CONFIG_OTHER) names[k++] = "config.json";
     if (metrics) names[k++] = "metrics.csv";
     if (curves) names[k++] = "curves.png";
     if (sheets) names[k++] = "samples/";
+    if (notes) names[k++] = note;
     if (!k) return NULL;
     size_t used = 0;   // "a", "a and b", "a, b and c", "a, b, c and d"
     buf[0] = 0;
@@ -526,8 +564,8 @@ long run_finished_way(const char *path, char *way, size_t n) {
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
-    char names[64], gone[160];
-    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, NULL, names, sizeof names) : NULL;
+    char names[160], gone[160];
+    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, 1, NULL, names, sizeof names) : NULL;
     char latest[4400], aside[4096], word[FILE_SHELL_WORD_MAX];   // word: dir as typed in a command (file_shell_word)
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     run_folder_aside_base(dir, aside, sizeof aside);   // where --overwrite moves it: the advice names that
@@ -548,7 +586,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder holds %s, nothing to resume; pass --overwrite to move it aside "
                  "(to %s.old-N) and start again, or another --out folder", cmd, dir,
                  no_checkpoint_why(dir, gone, sizeof gone), aside);
-    else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, NULL, names, sizeof names)))   // no run: a user's files
+    else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, 1, NULL, names, sizeof names)))   // no run: a user's files
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; a resumed run continues in "
                  "its own folder or in a new --out folder", cmd, dir, mine);
     else if (why == RUN_HOLDS_OTHER)
@@ -926,9 +964,11 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 }
 
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
-    char names[64];
+    char names[160];
     int recorded;
-    if (!user_outputs(cmd, dir, &recorded, names, sizeof names)) {
+    // A file under a snapshot's name that records no run is left to run_other_ahead_refusal, which
+    // refuses the resume only where it reaches that step.
+    if (!user_outputs(cmd, dir, 0, &recorded, names, sizeof names)) {
         // A run's metrics.csv makes the folder a run's (user_outputs names nothing then, its curves.png and
         // samples/ being the run's), but it records no config.json: another program's beside it was written
         // over, exit 0, where without metrics.csv the resume was refused (docs/interface.md, section 9).
@@ -1026,12 +1066,17 @@ int run_folder_has_checkpoint(const char *dir) {
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if (access(path, F_OK) == 0) return 1;
     // Any snapshot counts, of other runs too: a folder of two runs' snapshots was "a run without a
-    // checkpoint, nothing to resume" (each can go on in a folder of its own).
+    // checkpoint, nothing to resume" (each can go on in a folder of its own). Where nothing records the
+    // folder's run, a file of a snapshot's name that records no run (a user's notes) is not one: it was
+    // advised to --resume, which failed on it.
     DIR *d = opendir(dir);
     if (!d) return -1;
+    char own[64];
+    folder_run_id(dir, own, sizeof own);
     struct dirent *e;
     int found = 0;
-    while (!found && (errno = 0, e = readdir(d))) found = snapshot_step(e->d_name) >= 0;
+    while (!found && (errno = 0, e = readdir(d)))
+        found = snapshot_step(e->d_name) >= 0 && (own[0] || !snapshot_of_other_run(dir, e->d_name, own));
     int failed = errno;
     closedir(d);
     if (!found && failed) { errno = failed; return -1; }
@@ -1040,7 +1085,7 @@ int run_folder_has_checkpoint(const char *dir) {
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
-    char path[4400], names[64], gone[160], way[CLI_ERR_MAX], steps[40];
+    char path[4400], names[160], gone[160], way[CLI_ERR_MAX], steps[40];
     char word[FILE_SHELL_WORD_MAX];   // a path in a command the line says to type, as a shell word (file_shell_word)
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
@@ -1077,7 +1122,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  file_shell_word(path, word, sizeof word), steps,
                  snap == newest ? "" : " (a later one would lose the rows between for good)");
     }
-    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, NULL, names, sizeof names)) {   // a user's own files: no stopped run
+    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, 1, NULL, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
         // the advice, added to the command just run, was refused for next.
         snprintf(path, sizeof path, "%s/config.json", arg);
@@ -1087,8 +1132,16 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  no_checkpoint_why(arg, gone, sizeof gone), recorded ? " (" : "", recorded ? path : "",
                  recorded ? " records them)" : "", file_shell_word(arg, word, sizeof word));
     }
-    else
-        snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
+    else {
+        // A user's file under a snapshot's name, the folder's only one, was advised as its newest snapshot.
+        int notes;
+        long note = user_snapshot(arg, &notes);
+        if (note >= 0) snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, note);
+        snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors%s%s%s)", cmd, arg,
+                 note >= 0 ? "; " : "", note >= 0 ? path : "",
+                 note < 0 ? "" : notes > 1 ? " and the others of a snapshot's name are not snapshots: they record no "
+                 "training run" : " is not a snapshot: it records no training run");
+    }
     return CLI_USAGE;
 }
 
