@@ -249,10 +249,19 @@ static void test_prune_snapshots(void) {
     const char *dir = check_tmpdir();
     enum { MADE = 4200, KEEP = 4100 };
     char path[600];
+    // Each a safetensors header holding a train_state, as a run's snapshot is: a file under a snapshot's
+    // name that records no run (an empty one, a user's notes) is not a snapshot, never pruned
+    // (docs/interface.md, section 5).
+    static const char head[] = "{\"__metadata__\":{\"train_state\":\"{}\"}}   ";
+    unsigned char len[8] = {(unsigned char)(sizeof head - 1)};
     for (int s = 1; s <= MADE; s++) {
         snprintf(path, sizeof path, "%s/checkpoint-%d.safetensors", dir, s * 10);
         FILE *f = fopen(path, "w");
-        if (f) fclose(f);
+        if (f) {
+            fwrite(len, 1, sizeof len, f);
+            fwrite(head, 1, sizeof head - 1, f);
+            fclose(f);
+        }
     }
     long oldest;
     CHECK(count_snapshots(dir, &oldest) == MADE, "%d snapshots made", MADE);
@@ -263,6 +272,15 @@ static void test_prune_snapshots(void) {
     prune_snapshots(dir, 2, MADE * 10L);
     left = count_snapshots(dir, &oldest);
     CHECK(left == 2 && oldest == (MADE - 1) * 10L, "--keep 2 then: %d left, the oldest step %ld", left, oldest);
+    // A user's notes under a snapshot's name (no train_state) stay: not a snapshot, not counted.
+    snprintf(path, sizeof path, "%s/checkpoint-3.safetensors", dir);
+    FILE *notes = fopen(path, "w");
+    if (notes) { fputs("my notes\n", notes); fclose(notes); }
+    prune_snapshots(dir, 1, MADE * 10L);
+    left = count_snapshots(dir, &oldest);
+    CHECK(left == 2 && oldest == 3 && access(path, F_OK) == 0,
+          "--keep 1 beside a user's checkpoint-3.safetensors: the notes and the newest snapshot left (%d, oldest %ld)",
+          left, oldest);
 }
 
 static char *read_text(const char *path) {
