@@ -317,13 +317,16 @@ t "SIGINT: rank 0 saved a loadable checkpoint mid-run (step ${saved:-none})" '[ 
 #    SIGKILL (docs/distributed.md, "Faults"). Held at the gate before those outputs
 #    (VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS: a validation that never ends), the job is killed there,
 #    its checkpoint of the stopped step (the one after metrics.csv's last row) in the folder, and the
-#    run resumes. 5 s, as above: time for a loaded machine's step and save, never for the gate.
+#    run resumes. 5 s, as above: time for a loaded machine's step and save, never for the gate. The stop
+#    is asked in the ranks' start-up (VITMAE_FAULT_STOP_IN_SETUP), so that step 1's exchange learns it
+#    and the gate is reached: a SIGTERM during a step's validation gives it up and saves at once
+#    (tests/cli_train.sh), and the gate was missed whenever mpirun's SIGTERM landed there.
 rm -f "$dir/vstop.gate" "$dir/vstop.gate.held"
 OMPI_MCA_odls_base_sigkill_timeout=5 ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 \
-  -x VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS="$dir/vstop.gate" "$VITMAE" train $small --eval-every 1 --ckpt-every 100000 \
-  --steps 100000 --threads 1 --out "$dir/vstop" > "$dir/vstop.log" 2>&1 &
+  -x VITMAE_FAULT_STOP_IN_SETUP=1 -x VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS="$dir/vstop.gate" "$VITMAE" train $small \
+  --eval-every 1 --ckpt-every 100000 --steps 100000 --threads 1 --out "$dir/vstop" > "$dir/vstop.log" 2>&1 &
 pid=$!
-wait_step "$dir/vstop" 3
+wait_gate "$dir/vstop.gate" $pid
 kill -INT $pid; wait $pid
 saved=$(saved_step "$dir/vstop/checkpoint.safetensors")
 last=$(tail -n 1 "$dir/vstop/metrics.csv" | cut -d, -f1)

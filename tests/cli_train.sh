@@ -573,16 +573,17 @@ rm -rf "$dir/int4"
 # checkpoint, its snapshot and config.json hold the stopped step (the one after metrics.csv's last
 # row); info names no gap (that step's row alone missing), and the resume ends bitwise equal to the
 # uninterrupted run, its rows the same, the stopped step's too: the resume writes it first, with the
-# losses the stop's checkpoint carries (it carried none, and the row stayed missing).
+# losses the stop's checkpoint carries (it carried none, and the row stayed missing). The stop comes in
+# the start-up (VITMAE_FAULT_STOP_IN_SETUP), so that step 1's exchange learns it: a SIGTERM sent during a
+# step's validation gives that validation up instead (the test after this one).
 vstop="--steps 40 --eval-every 1 --ckpt-every 100000 --log-every 1 --threads 1"
 rm -f "$dir/vstop.gate" "$dir/vstop.gate.held"
-VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS="$dir/vstop.gate" "$VITMAE" train $small $vstop --out "$dir/vstop" > "$dir/vstop.log" 2> "$dir/vstop.err" &
+VITMAE_FAULT_STOP_IN_SETUP=1 VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS="$dir/vstop.gate" "$VITMAE" train $small $vstop --out "$dir/vstop" > "$dir/vstop.log" 2> "$dir/vstop.err" &
 pid=$!
-i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/vstop.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-kill -TERM $pid; wait_gate "$dir/vstop.gate" $pid
+wait_gate "$dir/vstop.gate" $pid
 kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 stopped=$(($(tail -n 1 "$dir/vstop/metrics.csv" | cut -d, -f1) + 1))
-t "SIGTERM in a step that validates, killed before the validation: the stop's checkpoint saved first (step $stopped: $(saved_step "$dir/vstop/checkpoint.safetensors"))" \
+t "a stop in a step that validates, killed before the validation: the stop's checkpoint saved first (step $stopped: $(saved_step "$dir/vstop/checkpoint.safetensors"))" \
   '[ "$(saved_step "$dir/vstop/checkpoint.safetensors")" = $stopped ] && [ "$(saved_step "$dir/vstop/checkpoint-$stopped.safetensors")" = $stopped ] &&
    grep -Eq "\"step\":[[:space:]]*$stopped," "$dir/vstop/config.json"'
 "$VITMAE" info "$dir/vstop" > /dev/null 2> "$dir/vstop.info"; rc=$?
@@ -592,6 +593,33 @@ t "... info names no gap ($rc: $(cat "$dir/vstop.info")), the resume ($rc2: $(ca
   '[ $rc -eq 0 ] && [ ! -s "$dir/vstop.info" ] && [ $rc2 -eq 0 ] && same_weights "$dir/vfull/checkpoint.safetensors" "$dir/vstop/checkpoint.safetensors" &&
    [ "$(losses "$dir/vstop")" = "$(losses "$dir/vfull")" ]'
 rm -rf "$dir/vstop" "$dir/vfull"
+# A stop during a step's validation (SIGTERM at the gate VITMAE_FAULT_HOLD_IN_VALIDATION, after step 2's
+# first batch of five (the held-out 18 images, 4 a batch)) gives the validation up and saves at that
+# step at once: the stop was learnt at the next step's exchange only, so the validation went on, then
+# step 3 was trained, then the save, and under mpirun (SIGKILL a second after SIGTERM) the checkpoint
+# was lost. The row of step 2 is left to the resume (the checkpoint carries its losses), which ends
+# bitwise as the uninterrupted run, its rows the same. With a validation of one batch (--val-max 4) the
+# stop comes after it, before step 3: the row is written, and again no step is trained past it.
+vin="--steps 6 --eval-every 2 --ckpt-every 100000 --log-every 1 --threads 1"
+for v in vin:20:1 vone:4:2; do
+  name=${v%%:*}; max=${v#*:}; max=${max%:*}; row=${v##*:}
+  "$VITMAE" train $small $vin --val-max $max --out "$dir/${name}full" > /dev/null 2>&1
+  rm -f "$dir/$name.gate" "$dir/$name.gate.held"
+  VITMAE_FAULT_HOLD_IN_VALIDATION="$dir/$name.gate" "$VITMAE" train $small $vin --val-max $max --out "$dir/$name" > "$dir/$name.log" 2> "$dir/$name.err" &
+  pid=$!
+  wait_gate "$dir/$name.gate" $pid
+  kill -TERM $pid; sleep 0.3; touch "$dir/$name.gate"
+  i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+  t "SIGTERM during step 2's validation (--val-max $max): saved at step 2, exit 0, no step 3, metrics.csv to step $row ($rc: $(grep "^interrupted" "$dir/$name.log"); $(saved_step "$dir/$name/checkpoint.safetensors"); $(tail -n 1 "$dir/$name/metrics.csv" | cut -d, -f1))" \
+    '[ $rc -eq 0 ] && grep -q "^interrupted at step 2 of 6; saved $dir/$name/checkpoint.safetensors" "$dir/$name.log" &&
+     [ "$(saved_step "$dir/$name/checkpoint.safetensors")" = 2 ] && [ "$(tail -n 1 "$dir/$name/metrics.csv" | cut -d, -f1)" = $row ]'
+  "$VITMAE" info "$dir/$name" > /dev/null 2> "$dir/$name.info"; rc=$?
+  "$VITMAE" train --resume "$dir/$name" --threads 1 > /dev/null 2> "$dir/$name.rerr"; rc2=$?
+  t "... info names no gap ($rc: $(cat "$dir/$name.info")), the resume ($rc2: $(cat "$dir/$name.rerr")) ends as the uninterrupted run, bitwise, its rows the same" \
+    '[ $rc -eq 0 ] && [ ! -s "$dir/$name.info" ] && [ $rc2 -eq 0 ] && same_run "$dir/${name}full" "$dir/$name"'
+done
+rm -rf "$dir/vin" "$dir/vone" "$dir/vinfull" "$dir/vonefull"
 # A step whose sample sheet failed (a folder at samples/step-20.png's name) saves its checkpoint and
 # says to resume; with the folder moved away the resume draws that sheet first (it was never drawn),
 # and the run ends as the uninterrupted one: its weights, its rows, its sheets.

@@ -399,7 +399,9 @@ static void report_broken(FineTune *t, const Dataset *ds, int stopping) {
 // With more than val_max, image i * nval / val_max for each i < val_max: the folders are scanned class
 // by class, so the first val_max were the first classes only (Fashion-MNIST's test folder at the
 // default 1000: Ankle_boot alone, top-1 of one class of ten).
-static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
+// stop (NULL: none): once set, the validation ends before its next batch, RUN_VALIDATION_STOPPED.
+static int evaluate(FineTune *t, double *val_loss, double *val_top1, const volatile sig_atomic_t *stop, char *err,
+                    size_t errlen) {
     // The validation view: --crop-pct and --interp (docs/encoder.md, "Validation views").
     Augment view = AUGMENT_VIEW(cli_view(t->rs.crop_pct, t->rs.interp));
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
@@ -426,6 +428,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     // In chunks of one gradient group (the model holds that many images), leaving out the images found
     // broken past their headers, as train's validation (cmd/train_out.c).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
+        if (stop && *stop) { report_broken(t, val_set(t), 0); return RUN_VALIDATION_STOPPED; }
         int n = dataset_next_chunk(val_set(t), t->eval_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->eval_idx[pos[k]]; t->labels[k] = t->eval_label[pos[k]]; }
@@ -444,6 +447,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
                 correct5[m] += rank < 5;
             }
         }
+        if (stop) file_test_gate("VITMAE_FAULT_HOLD_IN_VALIDATION");   // tests: a stop during the validation
     }
     if ((rc || used < nval) && run_val_folder_gone(val_set(t), err, errlen)) return -1;
     report_broken(t, val_set(t), 0);
@@ -1630,10 +1634,13 @@ static void say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
 
 // Validation and curves at a step (do_eval); appends the row to metrics.csv (val_top1 in the sixth
 // column). *logged (where given) tells whether the row reached metrics.csv, also when the curves
-// after it failed.
-static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logged, char *err, size_t errlen) {
+// after it failed. stop (NULL: none): a validation ends between its batches once it is set,
+// RUN_VALIDATION_STOPPED (cmd/runfolder.h) with nothing written.
+static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, const volatile sig_atomic_t *stop, int *logged,
+                            char *err, size_t errlen) {
     if (logged) *logged = 0;
-    if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
+    int rc = do_eval ? evaluate(t, &row->val_loss, &row->val_psnr, stop, err, errlen) : 0;
+    if (rc) return rc;
     if (t->ema_model) {   // ema_val_loss, ema_val_top1: empty in the rows without a validation
         row->nextra = 2;
         row->extra[0] = do_eval ? t->ema_loss : NAN;
@@ -1757,10 +1764,10 @@ static void finetune_update(void *ctx, float *grads, long step, float lr) {
                    ema_decay_at(r->ema_decay, r->ema_warmup, step + 1));
 }
 
-static int finetune_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err,
-                            size_t errlen) {
+static int finetune_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, const volatile sig_atomic_t *stop,
+                            int *logged, char *err, size_t errlen) {
     (void)do_samples;   // finetune draws no sample sheets
-    return periodic_outputs(ctx, row, do_eval, logged, err, errlen);
+    return periodic_outputs(ctx, row, do_eval, stop, logged, err, errlen);
 }
 
 static int finetune_save_checkpoint(void *ctx, char *err, size_t errlen) { return save_checkpoint(ctx, err, errlen); }

@@ -702,6 +702,13 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_f
 // first step, as one during the run does. run_stop_signal(i): the i-th of those signals, 0 past the last
 // (cmd/main.c keeps them blocked while the process runs itself again, so that none is lost there).
 extern volatile sig_atomic_t run_stop_requested;
+// The status of a validation that a stop asked for during it ended between its batches (train's and
+// finetune's, given run_stop_requested by cmd/runloop.c): no message, no row written. The run saves at
+// that step at once, the step's losses carried in its checkpoint (a resume writes the row); it went on
+// with a validation of seconds and one step more, and mpirun's SIGKILL a second after its SIGTERM took
+// the stop's checkpoint (docs/interface.md, "Stopping"). Test gate VITMAE_FAULT_HOLD_IN_VALIDATION
+// after each batch of such a validation (tests/cli_train.sh, tests/cli_finetune.sh).
+enum { RUN_VALIDATION_STOPPED = 1 };
 // Set by train and finetune as their first step begins: a second Ctrl-C before it says that no step
 // has run (nothing saved), not that the steps since the last checkpoint are lost.
 extern volatile sig_atomic_t run_steps_begun;

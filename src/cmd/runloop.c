@@ -138,7 +138,7 @@ static int resumed_outputs(const RunLoop *L, Carried *c, Progress *prog, const s
                               .loss = c->interval_loss / c->interval_n, .val_loss = NAN, .val_psnr = NAN,
                               .img_per_s = NAN, .elapsed_s = *L->elapsed_s};
             int logged = 0;
-            rc = L->outputs(L->ctx, &row, do_eval, sheet, &logged, err, errlen);
+            rc = L->outputs(L->ctx, &row, do_eval, sheet, NULL, &logged, err, errlen);
             if (do_eval && isfinite(row.val_loss) && (!rc || logged)) L->say_validation(L->ctx, prog, &row);
             restart = logged;
         } else if (sheet)
@@ -184,7 +184,7 @@ int run_loop(const RunLoop *L) {
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
         int logged = 0;
-        if (rank0 && L->outputs(L->ctx, &row, 1, 0, &logged, err, sizeof err)) {
+        if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, &logged, err, sizeof err)) {
             run_folder_gone(L->run_dir, home, first_step > 0, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         }
@@ -277,7 +277,12 @@ int run_loop(const RunLoop *L) {
             int logged = 0, resumable = saved_at >= 0 || first_step > 0;
             if (stop) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_STOPPED_OUTPUTS");   // tests: a kill there
             int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
-            int failed = gone || (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err));
+            // A stop asked for during the validation ends it between its batches (not the last step's:
+            // its row is the finished run's; nor one saved above already): the run saves at once below.
+            const volatile sig_atomic_t *may_stop = stop || last ? NULL : &run_stop_requested;
+            int out = gone || !rank0 ? 0 : L->outputs(L->ctx, &row, do_eval, do_samples, may_stop, &logged, err, sizeof err);
+            int val_stopped = out == RUN_VALIDATION_STOPPED;
+            int failed = gone || (out && !val_stopped);
             // The validation a row holds is said also when a later output of the step failed (a sample
             // sheet out of memory): metrics.csv had it, the log lost it. Before the failure's line.
             if (do_eval && isfinite(row.val_loss) && (!failed || logged)) L->say_validation(L->ctx, &prog, &row);
@@ -294,7 +299,16 @@ int run_loop(const RunLoop *L) {
                 run_wait_note(&note, L->ds, &prog);
                 run_store_left_note(&note, L->ds, L->store_min_free_mb, &prog);
             }
-            c.interval_loss = 0; c.interval_n = 0; interval_timed = 0; interval_busy = 0;
+            // A stop asked for during these outputs (rank 0's validation given up) or since, at any rank:
+            // the run ends at this step, saved at once, and no step more is trained. The stop was learnt
+            // at the next step's exchange only: the validation went on, then a step, then the save, and
+            // under mpirun (SIGKILL a second after SIGTERM, docs/distributed.md, "Faults") the checkpoint
+            // was lost. The ranks agree, as on a stop at a step. A row given up with its validation keeps
+            // the step's losses: the checkpoint carries them, and the resume writes the row
+            // (resumed_outputs).
+            if (!stop && !last && dist_max_int(val_stopped || run_stop_requested ? 1 : 0)) stop = 1;
+            if (!(stop && !stop_saved && !logged)) { c.interval_loss = 0; c.interval_n = 0; }
+            interval_timed = 0; interval_busy = 0;
         }
         if (at % L->ckpt_every == 0 && !last && !stop) {
             carry(L, &c, 1);

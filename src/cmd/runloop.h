@@ -57,7 +57,10 @@ typedef struct {
     void (*update)(void *ctx, float *grads, long step, float lr);
     // Rank 0's outputs at a step: validation (do_eval), the metrics row, sample sheets (do_samples), the
     // curves. *logged (where given): whether the row reached metrics.csv (also when what followed failed).
-    int (*outputs)(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen);
+    // stop (NULL: none): the validation ends between its batches once *stop is set, and the hook returns
+    // RUN_VALIDATION_STOPPED (cmd/runfolder.h) with nothing written and no message.
+    int (*outputs)(void *ctx, MetricsRow *row, int do_eval, int do_samples, const volatile sig_atomic_t *stop,
+                   int *logged, char *err, size_t errlen);
     // Rank 0's sample sheet of a step alone (NULL where sample_every is 0): a resume draws the one its
     // checkpoint's step lacks where that step's row is there already.
     int (*sheet)(void *ctx, long step, char *err, size_t errlen);

@@ -1201,9 +1201,9 @@ static void train_update(void *ctx, float *grads, long step, float lr) {
                        lr, r->wd, step + 1);
 }
 
-static int train_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err,
-                         size_t errlen) {
-    return train_out_step(ctx, row, do_eval, do_samples, logged, err, errlen);
+static int train_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, const volatile sig_atomic_t *stop,
+                         int *logged, char *err, size_t errlen) {
+    return train_out_step(ctx, row, do_eval, do_samples, stop, logged, err, errlen);
 }
 
 static int train_sheet(void *ctx, long step, char *err, size_t errlen) { return train_out_sheet(ctx, step, err, errlen); }

@@ -141,7 +141,9 @@ static int eval_images(Train *t, int nval, char *err, size_t errlen) {
 }
 
 // Images found broken while validating are left out of it (docs/data.md) and reported once.
-static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, size_t errlen) {
+// stop (NULL: none): once set, the validation ends before its next batch, RUN_VALIDATION_STOPPED.
+static int evaluate(Train *t, double *val_loss, double *val_psnr, const volatile sig_atomic_t *stop, char *err,
+                    size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_psnr = NAN;
     if (nval == 0) return 0;
@@ -151,6 +153,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     int pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
+        if (stop && *stop) { train_out_report_broken(t, t->vds, 0); return RUN_VALIDATION_STOPPED; }
         int n = dataset_next_chunk(t->vds, t->eval_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
         for (int k = 0; k < n; k++) t->batch_items[k] = t->eval_idx[pos[k]];
@@ -169,6 +172,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         }
         used += n;
         b0 = end;
+        if (stop) file_test_gate("VITMAE_FAULT_HOLD_IN_VALIDATION");   // tests: a stop during the validation
     }
     if ((rc || used < nval) && run_val_folder_gone(t->vds, err, errlen)) return -1;
     train_out_report_broken(t, t->vds, 0);
@@ -336,10 +340,12 @@ int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen) {
     return 0;
 }
 
-int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen) {
+int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, const volatile sig_atomic_t *stop,
+                   int *logged, char *err, size_t errlen) {
     if (logged) *logged = 0;
     if (do_eval) {
-        if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
+        int rc = evaluate(t, &row->val_loss, &row->val_psnr, stop, err, errlen);
+        if (rc) return rc;
     }
     int again = metrics_rejoin_run(&t->metrics, t->run_dir, err, errlen);   // deleted meanwhile: written again
     if (again < 0) return -1;

@@ -2,6 +2,7 @@
 // metrics.csv rows (with validation loss and PSNR), samples/step-<step>.png and curves.png.
 #ifndef VITMAE_TRAIN_OUT_H
 #define VITMAE_TRAIN_OUT_H
+#include <signal.h>
 #include <stddef.h>
 #include "cmd/log.h"
 #include "cmd/output.h"
@@ -24,8 +25,10 @@ int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen);
 int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
 // metrics row, samples (do_samples) and curves (do_eval). *logged (where given) tells whether the row
-// reached metrics.csv, also when a picture after it failed.
-int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen);
+// reached metrics.csv, also when a picture after it failed. stop (NULL: none): a validation ends between
+// its batches once it is set, RUN_VALIDATION_STOPPED (cmd/runfolder.h) with nothing written.
+int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, const volatile sig_atomic_t *stop,
+                   int *logged, char *err, size_t errlen);
 // RUN/curves.png redrawn from the rows of metrics.csv so far: a run stopped by a signal draws it after
 // its checkpoint is saved, so that the picture shows the rows it saved past the last evaluation. 0, or -1
 // with err (a warning: the checkpoint is saved already).
