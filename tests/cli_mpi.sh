@@ -482,6 +482,18 @@ t "broken files, -np 4: exit 0, each file said once, as one process says them ($
   '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped" "$dir/b1.err")" -eq 3 ] && [ "$(sort "$dir/b1.err")" = "$(sort "$dir/b4.err")" ]'
 t "broken files, -np 4: the working images of the 4 processes together" \
   'grep -q "^working images (4 processes together): [0-9]* decoded, .*steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images (the process that waited most)$" "$dir/b4.log"'
+# A batch none of whose images decodes, under -np 4: each rank's share of it is broken, and each rank said
+# its own line, naming its own file (4 lines for one stop, in any order): the lowest failed rank says it
+# alone, as one process does (docs/distributed.md, "Semantics"), with the saved step's advice.
+"$VITMAE_TOOLS/synth" "$dir/adata" --count 18 --size 24 --classes 2 --seed 5 >/dev/null
+for f in $(ls "$dir"/adata/*/*.png | awk 'NR % 9 != 1'); do head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"; done
+abroken="--data $dir/adata --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 4 --val-frac 0 --steps 30 --threads 1"
+"$VITMAE" train $abroken --out "$dir/ab1" > /dev/null 2> "$dir/ab1.err"; rc1=$?
+mpi -np 4 "$VITMAE" train $abroken --out "$dir/ab4" > /dev/null 2> "$dir/ab4.err"; rc=$?
+n1=$(grep -c "no image of its batch decodes" "$dir/ab1.err"); n4=$(grep -c "no image of its batch decodes" "$dir/ab4.err")
+t "a batch all broken, -np 4: exit 1, one line as one process's, its step saved ($rc1 $rc: $n1 / $n4 lines)" \
+  '[ $rc1 -eq 1 ] && [ $rc -ne 0 ] && [ "$n1" -eq 1 ] && [ "$n4" -eq 1 ] &&
+   grep -q "^vitmae: .*no image of its batch decodes to take its place (all 4 are broken); .*ab4/checkpoint.safetensors holds step [1-9]" "$dir/ab4.err"'
 #    A copy that differs on one machine (each rank its own folder, as without a shared filesystem):
 #    rank 1's copy of a file broken another way is said again, naming rank 1. (Of the same size, cut
 #    where rank 0's is, the ranks comparing each file's size before they start; its first data chunk

@@ -77,12 +77,17 @@ static int data_stop(const RunLoop *L, Carried *c, const struct stat *home, long
             if (kept) run_checkpointed = 1;
         }
     }
-    if (dist_max_int(kept) && failed_here) {
+    // Every failed rank's batch is its own share, so their lines name different files and the exchange's
+    // match of reasons (said_by_lower_rank) kept them all: one line per rank. The lowest failed rank
+    // alone says it, as one process does (docs/distributed.md, "Semantics"); each file was said already.
+    int size = dist_size(), lowest = size - dist_max_int(failed_here ? size - dist_rank() : 0);
+    int says = failed_here && dist_rank() == lowest;
+    if (dist_max_int(kept) && says) {
         char word[FILE_SHELL_WORD_MAX];
         dataset_broken_stop_kept(L->ds, L->keeps_classes, L->ckpt_path, file_shell_word(L->run_dir, word, sizeof word),
                                  *L->step, err, errlen);
     }
-    if (failed_here) cli_report(NULL, err, 1);
+    if (says) cli_report(NULL, err, 1);
     if (saved) cli_report(L->cmd, serr, 1);   // the checkpoint's failure, or config.json's after it
     if (saved == SAVED_THEN_FAILED) say_saved(L);
     return 1;
