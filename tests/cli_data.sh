@@ -257,10 +257,10 @@ else
   mkdir -p "$dir/mem/a" && cp "$dir/set/circle/00000.png" "$dir/mem/a/" && "$VITMAE_TOOLS/mkckpt" png "$dir/mem/a/huge.png" --size 4096 > /dev/null
   (ulimit -v 150000 && exec "$VITMAE" data "$dir/mem" --threads 1) > /dev/null 2> "$dir/err"; rc=$?
   t "data: a file too large for this process's memory: exit 1, one line, not called broken ($rc: $(tr "\n" "|" < "$dir/err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/mem/a/huge.png: image 4096x4096: out of memory for its pixels (201338880 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 16777216 skips it" "$dir/err"'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/mem/a/huge.png: image 4096x4096: out of memory for its pixels (201338880 bytes, 192 MiB, under ulimit -v 150000 KB); a --max-pixels below 16777216 skips it" "$dir/err"'
   # A JPEG turned by its EXIF orientation holds its pixels twice while it turns: under ulimit -v 400 MB
   # an 8192x8192 grey one decodes (268 MB of floats) and its turned copy fails; the line said 268435456
-  # bytes, 0.2 GiB, and a user who raised the limit past that failed again. It counts both now.
+  # bytes (then said 0.2 GiB), and a user who raised the limit past that failed again. It counts both now.
   mkdir -p "$dir/memturn" && /usr/bin/python3 -c 'import sys
 from PIL import Image
 ex = Image.Exif(); ex[0x0112] = 6
@@ -270,7 +270,7 @@ Image.new("L", (8192, 8192), 100).save(sys.argv[1], quality=50, exif=ex.tobytes(
   for lim in 400000 250000; do
     (ulimit -v $lim && exec "$VITMAE" data "$dir/memturn" --threads 1) > /dev/null 2> "$dir/err"; rc=$?
     t "data: a JPEG turned, under ulimit -v $lim: the bytes of both buffers ($rc: $(tr "\n" "|" < "$dir/err"))" \
-      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/memturn/huge.jpg: image 8192x8192 (stored 8192x8192, EXIF orientation 6): out of memory for its pixels (536870912 bytes, 0.5 GiB, under ulimit -v $lim KB); a --max-pixels below 67108864 skips it" "$dir/err"'
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/memturn/huge.jpg: image 8192x8192 (stored 8192x8192, EXIF orientation 6): out of memory for its pixels (536870912 bytes, 512 MiB, under ulimit -v $lim KB); a --max-pixels below 67108864 skips it" "$dir/err"'
   done
   rm -rf "$dir/memturn"
   # A file whose header claims more pixels than its data holds, let through by a raised --max-pixels

@@ -143,6 +143,17 @@ t "store on a disk below --store-min-free: the end line counts the images not wr
 t "store on a disk below --store-min-free: one line says so, naming the store and the floor" \
   '[ "$(grep -c "^the disk of the store /.*/ststfull has less than --store-min-free 2048 MB free: working images are no longer written there ([1-9][0-9]* left out so far)" "$dir/stfull.log")" -eq 1 ]'
 t "store on a disk below --store-min-free: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/stfull/checkpoint.safetensors"'
+# ... its line names the store with control characters written out, as every path: a store named with a
+# newline split the line in two (and --store auto's "keeping them in the store DIR" alike).
+nl='
+'
+VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" train $small --out "$dir/stnl" --threads 2 --cache-mb 0 --store "$dir/st${nl}nl" \
+  --log-every 4 > "$dir/stnl.log" 2> "$dir/stnl.err"; rc=$?
+t "a store named with a newline: its --store-min-free line one line, the newline written \\n ($rc: $(grep -c "^the disk of the store" "$dir/stnl.log"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^the disk of the store" "$dir/stnl.log")" -eq 1 ] && grep -qF "the disk of the store $dir/st\\nnl has less than --store-min-free" "$dir/stnl.log"'
+XDG_CACHE_HOME="$dir/x${nl}dg" "$VITMAE" train $small --out "$dir/autonl" --threads 2 --cache-mb 0 > "$dir/autonl.log" 2>&1; rc=$?
+t "--store auto under a cache folder named with a newline: its line one line ($rc: $(grep "keeping them in the store" "$dir/autonl.log" | head -c 200))" \
+  '[ $rc -eq 0 ] && grep -qF "keeping them in the store $dir/x\\ndg/vitmae/work" "$dir/autonl.log"'
 runfree 1048576 stedge0 --store-min-free 1; rc0=$?
 runfree 1100000 stedge1 --store-min-free 1; rc1=$?
 runfree 1000 stoff --store-min-free 0; rc2=$?
@@ -573,7 +584,7 @@ PY
     --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/mem.run") \
     > /dev/null 2> "$dir/mem.err"; rc=$?
   t "an image too large for this process's memory stops the run: exit 1, named, not skipped ($rc: $(tr "\n" "|" < "$dir/mem.err"))" \
-    '[ $rc -eq 1 ] && grep -qxF "vitmae: $dir/mem/huge.png: image 8192x8192 (stored 8192x8192, EXIF orientation 6): out of memory for its pixels (204582912 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 67108864 skips it" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
+    '[ $rc -eq 1 ] && grep -qxF "vitmae: $dir/mem/huge.png: image 8192x8192 (stored 8192x8192, EXIF orientation 6): out of memory for its pixels (204582912 bytes, 195 MiB, under ulimit -v 150000 KB); a --max-pixels below 67108864 skips it" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
   # A 111-byte PNG whose header says 100000x100000 (its EXIF orientation turns it, so its 30 GB of
   # 8-bit samples are kept whole, not read a row at a time), let through by a raised --max-pixels, met by the pixel statistics: one line
   # naming the file, its size and the bytes, exit 1, no run folder. It said "vitmae: train: PATH: out of

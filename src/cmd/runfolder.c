@@ -1334,7 +1334,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
 void run_store_note(const StoreNote *note) {
     if (!note->text[0]) return;
     if (note->warning) cli_message("%s", note->text);
-    else printf("%s\n", note->text);
+    else cli_out("%s", note->text);   // the store's path written out as every path is (a newline in it kept the line one)
 }
 
 double run_cache_room(double want, double have, double need) {
@@ -2302,6 +2302,7 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
 }
 
 void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog) {
+    (void)prog;   // the line breaks the progress bar itself (cli_out)
     // Alike on every rank, as the sum below is collective: a rank without the store (another machine's
     // folder) still takes part (a store on rank 0 alone is enough for the line; rank 0 has one whenever
     // any rank has: run_share_store).
@@ -2312,7 +2313,9 @@ void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Pr
     if (st.store_left <= 0) return;
     n->store_said = 1;
     if (dist_rank() == 0 && dataset_store_dir(ds))
-        progress_message(prog, stdout, "the disk of the store %s has less than --store-min-free %ld MB free: working "
+        // cli_out: the folder's name with its control characters written out, the line one line (docs/interface.md,
+        // section 1), as every line that names a path.
+        cli_out("the disk of the store %s has less than --store-min-free %ld MB free: working "
                          "images are no longer written there (%ld left out so far) and are decoded again when "
                          "wanted; free some space, or see --store-min-free and --store (docs/data.md)",
                          dataset_store_dir(ds), min_free_mb, st.store_left);

@@ -81,9 +81,13 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
         snprintf(limit, sizeof limit, ", under ulimit -d %llu KB", (unsigned long long)rl.rlim_cur / 1024);
     upright_size(w, h, orientation, size, sizeof size);
     if (!err || !errlen) return;
+    // Below a GiB in MiB: "0.0 GiB" was said of 48 MiB (docs/interface.md, section 2).
+    char amount[48];
+    if (bytes >= 1073741824.0) snprintf(amount, sizeof amount, "%.1f GiB", bytes / 1073741824.0);
+    else snprintf(amount, sizeof amount, "%.0f MiB", bytes / 1048576.0);
     if ((unsigned long long)w * h > IMAGE_OOM_ADVICE_PIXELS)
-        snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes, %.1f GiB%s); a --max-pixels below %llu skips it",
-                 size, bytes, bytes / 1073741824.0, limit, (unsigned long long)w * h);
+        snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes, %s%s); a --max-pixels below %llu skips it",
+                 size, bytes, amount, limit, (unsigned long long)w * h);
     else
         snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes%s): the process is out of memory, not the image too large",
                  size, bytes, limit);
