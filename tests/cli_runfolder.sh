@@ -1386,6 +1386,45 @@ t "... a folder put at metrics.csv mid-run: exit 1, its line, the step's checkpo
   '[ $rc -eq 1 ] && [ "$(sed -n 1p "$dir/mgd.err")" = "vitmae: train: $dir/mg/dir/metrics.csv: not a regular file (put at its name during the run)" ] &&
    [ "$(sed -n 2p "$dir/mgd.err")" = "vitmae: saved $dir/mg/dir/checkpoint.safetensors at step 4 of 6 (continue with --resume $dir/mg/dir)" ] &&
    [ "$(wc -l < "$dir/mgd.err")" -eq 2 ] && [ -d "$dir/mg/dir/metrics.csv" ] && [ "$(saved_step "$dir/mg/dir/checkpoint.safetensors")" = 4 ]'
+# ... deleted, then a FIFO, a link to nothing or a folder put at its name between the look that finds it
+# gone and the publish of the rewritten file (the gate HOLD_BEFORE_METRICS_REWRITE): nothing is written
+# over it, the line as at the look, exit 1, the checkpoint saved. The rename replaced the FIFO or link
+# with a regular file (a warning, exit 0), and a folder said "Is a directory (... writing it again ...)".
+for kind in fifo link dir; do
+  env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mr$kind.go" "VITMAE_FAULT_HOLD_BEFORE_METRICS_REWRITE=$dir/mr$kind.put" \
+    "$VITMAE" train $mg --out "$dir/mg/r$kind" > /dev/null 2> "$dir/mr$kind.err" &
+  pid=$!; wait_gate "$dir/mr$kind.go" $pid; rm "$dir/mg/r$kind/metrics.csv"; touch "$dir/mr$kind.go"
+  wait_gate "$dir/mr$kind.put" $pid
+  case $kind in
+    fifo) mkfifo "$dir/mg/r$kind/metrics.csv" ;;
+    link) ln -s ../nonexist "$dir/mg/r$kind/metrics.csv" ;;
+    dir) mkdir "$dir/mg/r$kind/metrics.csv" ;;
+  esac
+  touch "$dir/mr$kind.put"; wait $pid; rc=$?
+  t "... a $kind put at metrics.csv as it is written again: exit 1, its line, the checkpoint saved, the $kind left ($rc: $(tr "\n" "|" < "$dir/mr$kind.err"))" \
+    '[ $rc -eq 1 ] && [ "$(sed -n 1p "$dir/mr$kind.err")" = "vitmae: train: $dir/mg/r$kind/metrics.csv: not a regular file (put at its name during the run)" ] &&
+     [ "$(sed -n 2p "$dir/mr$kind.err")" = "vitmae: saved $dir/mg/r$kind/checkpoint.safetensors at step 4 of 6 (continue with --resume $dir/mg/r$kind)" ] &&
+     [ "$(wc -l < "$dir/mr$kind.err")" -eq 2 ] && [ "$(saved_step "$dir/mg/r$kind/checkpoint.safetensors")" = 4 ] &&
+     case $kind in fifo) [ -p "$dir/mg/r$kind/metrics.csv" ] ;; link) [ -L "$dir/mg/r$kind/metrics.csv" ] &&
+       [ "$(readlink "$dir/mg/r$kind/metrics.csv")" = ../nonexist ] ;; dir) [ -d "$dir/mg/r$kind/metrics.csv" ] ;; esac'
+done
+# ... deleted after the run's last row (during its last sample sheet, checkpoint and curves; held at the
+# gate HOLD_BEFORE_LAST_LOOK): the finished run had no metrics.csv, exit 0, nothing said. Now the run
+# looks once more as it ends and writes it again whole with the warning; the same at a stop's end.
+env "VITMAE_FAULT_HOLD_BEFORE_LAST_LOOK=$dir/ml.go" "$VITMAE" train $mg --out "$dir/mg/last" > /dev/null 2> "$dir/ml.err" &
+pid=$!; wait_gate "$dir/ml.go" $pid
+ln "$dir/mg/last/metrics.csv" "$dir/mg/last.csv" 2>/dev/null && rm "$dir/mg/last/metrics.csv"; touch "$dir/ml.go"; wait $pid; rc=$?
+t "... deleted after the run's last row: exit 0, one warning, written again whole ($rc: $(tr "\n" "|" < "$dir/ml.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/ml.err")" = "vitmae: warning: $dir/mg/last/metrics.csv was deleted or moved away during the run; written again from the run'"'"'s rows" ] &&
+   cmp -s "$dir/mg/last/metrics.csv" "$dir/mg/last.csv" && [ "$(wc -l < "$dir/mg/last.csv")" -eq 8 ]'
+env "VITMAE_FAULT_HOLD_BEFORE_SAVE=$dir/mls.stop" "VITMAE_FAULT_HOLD_BEFORE_LAST_LOOK=$dir/mls.go" \
+  "$VITMAE" train $mg --out "$dir/mg/lastst" > /dev/null 2> "$dir/mls.err" &
+pid=$!; wait_gate "$dir/mls.stop" $pid; kill -INT $pid; touch "$dir/mls.stop"; wait_gate "$dir/mls.go" $pid
+ln "$dir/mg/lastst/metrics.csv" "$dir/mg/lastst.csv" 2>/dev/null && rm "$dir/mg/lastst/metrics.csv"; touch "$dir/mls.go"; wait $pid; rc=$?
+t "... deleted at a stop's end: exit 0, one warning, written again whole ($rc: $(tr "\n" "|" < "$dir/mls.err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/mls.err")" -eq 2 ] && grep -q "^vitmae: SIGINT: finishing this step" "$dir/mls.err" &&
+   [ "$(sed -n 2p "$dir/mls.err")" = "vitmae: warning: $dir/mg/lastst/metrics.csv was deleted or moved away during the run; written again from the run'"'"'s rows" ] &&
+   cmp -s "$dir/mg/lastst/metrics.csv" "$dir/mg/lastst.csv" && [ "$(wc -l < "$dir/mg/lastst.csv")" -eq 5 ]'
 # ... moved before its first checkpoint: no resume offered (--resume of it says there is nothing to resume).
 live_move mvn 100000 curves.png none
 t "train's folder moved before its first checkpoint: exit 1, the line offers no --resume ($rc: $(tr "\n" "|" < "$dir/mvn.err"))" \

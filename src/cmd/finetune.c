@@ -1772,6 +1772,10 @@ static int finetune_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samp
 
 static int finetune_save_checkpoint(void *ctx, char *err, size_t errlen) { return save_checkpoint(ctx, err, errlen); }
 static int finetune_curves(void *ctx, char *err, size_t errlen) { return write_curves(ctx, err, errlen); }
+static int finetune_metrics_look(void *ctx, char *err, size_t errlen) {
+    FineTune *t = ctx;
+    return metrics_rejoin_run(&t->metrics, t->run_dir, err, errlen);
+}
 
 int cmd_finetune(int argc, char **argv) {
     FineTune *t = calloc(1, sizeof *t);
@@ -1822,7 +1826,8 @@ int cmd_finetune(int argc, char **argv) {
                  .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,
-                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves, .started = &started,
+                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves,
+                 .metrics_look = finetune_metrics_look, .started = &started,
                  .keeps_classes = 1};
     rc = run_loop(&L);
     if (rc && !started) unmake_folders(t);   // the step-0 validation failed: as a failed setup

@@ -267,7 +267,20 @@ int metrics_rejoin_run(FILE **f, const char *run_dir, char *err, size_t errlen) 
         return -1;
     }
     char why[4400];
-    int rc = file_write_atomic(path, text, len, why, sizeof why);
+    // Where the name was free at the look, the file is published without replacing what was put there
+    // since (a FIFO, a link, a folder, another file): a rename over it took the user's FIFO or link away.
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_METRICS_REWRITE");   // tests: something put at the name
+    int rc = gone ? file_write_new_atomic(path, text, len, why, sizeof why)
+                  : file_write_atomic(path, text, len, why, sizeof why);
+    if (rc && gone && errno && lstat(path, &at) == 0) {   // taken meanwhile: looked at again, as at the look
+        if (stat(path, &now) != 0 || !S_ISREG(now.st_mode)) {
+            snprintf(err, errlen, "%s: not a regular file (put at its name during the run)", path);
+            free(text);
+            return -1;
+        }
+        what = "replaced by another file";
+        rc = file_write_atomic(path, text, len, why, sizeof why);
+    }
     free(text);
     FILE *g = rc ? NULL : file_open_regular(path, "a+", why, sizeof why);
     if (!g) {

@@ -34,7 +34,8 @@ int   metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char 
 // holds (temporary file, rename), *f is then that file, and err says it for a warning ("RUN/metrics.csv
 // was deleted or moved away during the run; written again from the run's rows"). -1 with err: something
 // not a regular file is at the name ("RUN/metrics.csv: not a regular file (put at its name during the
-// run)"), or the file could not be written again.
+// run)"), also one put there between the look and the rewrite (a file gone at the look is published
+// without replacing anything: io/files.h, file_write_new_atomic), or the file could not be written again.
 int   metrics_rejoin_run(FILE **f, const char *run_dir, char *err, size_t errlen);
 
 // The rows behind RUN/curves.png, kept in memory and reloaded from metrics.csv on resume

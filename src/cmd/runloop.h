@@ -71,6 +71,9 @@ typedef struct {
     int (*save_checkpoint)(void *ctx, char *err, size_t errlen);
     int (*save_after)(void *ctx, char *err, size_t errlen);
     int (*curves)(void *ctx, char *err, size_t errlen);
+    // Rank 0's last look at metrics.csv as the run ends (after its last save and curves): as
+    // metrics_rejoin_run (cmd/log.h) on the command's open file; 0, 1 with a warning in err, -1 with err.
+    int (*metrics_look)(void *ctx, char *err, size_t errlen);
 
     // Set to 1 once the run has begun its first step or written a metrics row (step 0's): a run that
     // fails before then has logged nothing, and the command removes what it made (cmd/runfolder.h,

@@ -1224,6 +1224,11 @@ static int train_save_config(void *ctx, char *err, size_t errlen) {
 
 static int train_curves(void *ctx, char *err, size_t errlen) { return train_out_curves(ctx, err, errlen); }
 
+static int train_metrics_look(void *ctx, char *err, size_t errlen) {
+    Train *t = ctx;
+    return metrics_rejoin_run(&t->metrics, t->run_dir, err, errlen);
+}
+
 // A run that fails before it starts (before its first step, no metrics row written) leaves no folder of
 // its own: its --store folder with the working images in it, then its run folder with the config.json and
 // metrics.csv a new run wrote there (cmd/runfolder.h); a resumed run's folder keeps its files.
@@ -1276,7 +1281,8 @@ int cmd_train(int argc, char **argv) {
                  .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
                  .gradient = train_gradient, .update = train_update, .outputs = train_outputs, .sheet = train_sheet,
                  .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,
-                 .save_after = train_save_config, .curves = train_curves, .started = &started};
+                 .save_after = train_save_config, .curves = train_curves,
+                 .metrics_look = train_metrics_look, .started = &started};
     rc = run_loop(&L);
     if (rc && !started) unmake_not_started(t);   // the step-0 validation failed: as a failed setup
     train_free(t);

@@ -585,6 +585,29 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
     return file_write_parts_atomic(path, &data, &len, 1, err, errlen);
 }
 
+static int move_noreplace(const char *tmp, const char *path);
+
+int file_write_new_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    size_t tlen = strlen(path) + FILE_TMP_EXTRA;
+    char *tmp = malloc(tlen);
+    if (!tmp) { snprintf(err, errlen, "%.*s: out of memory", FILE_NAME_CUT, path); errno = ENOMEM; return -1; }
+    file_tmp_name(path, tmp, tlen);
+    int rc = file_write_to(tmp, path, data, len, err, errlen), e = rc ? EIO : 0;
+    if (rc) file_tmp_forget(tmp);
+    else if ((e = move_noreplace(tmp, path))) {
+        char why[128];
+        file_tmp_remove(tmp);
+        snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(e, why, sizeof why));
+        rc = -1;
+    } else {
+        file_tmp_forget(tmp);
+        rc = file_sync_folder_of(path, err, errlen);
+    }
+    free(tmp);
+    errno = rc && e ? e : 0;   // 0: published, only its folder's sync failed
+    return rc;
+}
+
 int file_group_add(FileGroup *g, const char *tmp, const char *path) {
     if (g->n == g->cap) {
         int cap = g->cap ? 2 * g->cap : 8;

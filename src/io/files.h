@@ -17,6 +17,11 @@ enum { FILE_NAME_CUT = 2000 };
 // Writes len bytes of data to path, replacing what is there: fsync of the file, rename, fsync of its
 // folder. 0 ok, -1 with "PATH: reason" in err (file_publish_atomic's when only the folder's sync failed).
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+// The same where nothing is at path: the rename replaces nothing put at the name meanwhile (a file, a
+// folder, a FIFO, a link, also one to nothing). -1 with errno EEXIST (err "PATH: File exists") where
+// the name is taken, 0 where the file is in place and only its folder's sync failed (err as
+// file_publish_atomic's), another errno else; tmp is removed on every failure.
+int file_write_new_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 // Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
 // (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason". Test
