@@ -219,6 +219,27 @@ mkdir -p "$dir/emptied" && cp "$dir/run/config.json" "$dir/run/metrics.csv" "$di
 "$VITMAE" train --resume "$dir/emptied" > /dev/null 2> "$dir/err"; rc=$?
 t "every checkpoint deleted, --resume: exit 2, one line, the checkpoints said gone, not never saved ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/emptied: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; start it again with its own flags (.*/emptied/config.json records them) and --out .*/emptied --overwrite, without --resume$" "$dir/err"'
+# ... and beside a file of a snapshot's name that is not the run's (a user's notes, a converted checkpoint
+# without train_state, another run's snapshot copied in), which --resume DIR passes by: --out said "a run
+# that cannot be resumed as it is (train --resume DIR says why)", and that resume said "nothing to
+# resume". Now --out says what it says without the file, which stays.
+"$VITMAE" train $small --steps 2 --out "$dir/emptied" > /dev/null 2> "$dir/err0"
+for what in notes converted other; do
+  rm -rf "$dir/emptied2" && cp -r "$dir/emptied" "$dir/emptied2"
+  case $what in
+    notes) echo "my notes" > "$dir/emptied2/checkpoint-2.safetensors" ;;
+    converted) "$VITMAE_TOOLS/mkckpt" ckpt "$dir/emptied2/checkpoint-2.safetensors" > /dev/null || fail=1 ;;
+    other) cp "$dir/other/checkpoint.safetensors" "$dir/emptied2/checkpoint-2.safetensors" ;;
+  esac
+  cp "$dir/emptied2/checkpoint-2.safetensors" "$dir/kept"
+  "$VITMAE" train $small --steps 2 --out "$dir/emptied2" > /dev/null 2> "$dir/err"; rc=$?
+  "$VITMAE" train --resume "$dir/emptied2" > /dev/null 2> "$dir/err2"; rc2=$?
+  t "every checkpoint deleted, $what under a snapshot's name: --out as without it, its --resume unchanged, the file kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(sed "s#/emptied2#/emptied#g" "$dir/err")" = "$(cat "$dir/err0")" ] &&
+     grep -qx "vitmae: train --out $dir/emptied2: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; pass --overwrite .*" "$dir/err" &&
+     [ $rc2 -eq 2 ] && grep -q "^vitmae: train --resume $dir/emptied2: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; " "$dir/err2" &&
+     cmp -s "$dir/kept" "$dir/emptied2/checkpoint-2.safetensors"'
+done
 mkdir -p "$dir/snaps" && cp "$dir/first.safetensors" "$dir/snaps/checkpoint-6.safetensors" && cp "$dir/run/config.json" "$dir/snaps/"
 "$VITMAE" train --resume "$dir/snaps" > /dev/null 2> "$dir/err"; rc=$?
 t "checkpoint.safetensors gone, a snapshot left (the finished run's): exit 2, the snapshot named ($(cat "$dir/err"))" \

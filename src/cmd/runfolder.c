@@ -1065,10 +1065,12 @@ int run_folder_has_checkpoint(const char *dir) {
     char path[4400];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if (access(path, F_OK) == 0) return 1;
-    // Any snapshot counts, of other runs too: a folder of two runs' snapshots was "a run without a
-    // checkpoint, nothing to resume" (each can go on in a folder of its own). Where nothing records the
-    // folder's run, a file of a snapshot's name that records no run (a user's notes) is not one: it was
-    // advised to --resume, which failed on it.
+    // The snapshots --resume DIR would take (snapshot_of_other_run), and, where the folder's snapshots
+    // are of more than one run with none recorded as its own, any: such a folder was "a run without a
+    // checkpoint, nothing to resume" (each can go on in a folder of its own). A file of a snapshot's
+    // name that is not the folder's run's (a user's notes, a converted checkpoint, another run's copy
+    // beside a config.json of its own run_id) is none: it turned "nothing to resume" into "a run that
+    // cannot be resumed as it is", or (no run recorded) advised a --resume that failed on it.
     DIR *d = opendir(dir);
     if (!d) return -1;
     char own[64];
@@ -1076,7 +1078,8 @@ int run_folder_has_checkpoint(const char *dir) {
     struct dirent *e;
     int found = 0;
     while (!found && (errno = 0, e = readdir(d)))
-        found = snapshot_step(e->d_name) >= 0 && (own[0] || !snapshot_of_other_run(dir, e->d_name, own));
+        found = snapshot_step(e->d_name) >= 0 &&
+                (!strcmp(own, RUN_ID_MIXED) || !snapshot_of_other_run(dir, e->d_name, own));
     int failed = errno;
     closedir(d);
     if (!found && failed) { errno = failed; return -1; }

@@ -422,9 +422,11 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
 // "" otherwise, and for finetune, whose resume keeps the run's --steps (docs/interface.md, section 9).
 const char *run_snapshot_steps(const char *cmd, const char *dir, long snap, const char *train_state, char *buf,
                                size_t n);
-// 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not (a
-// file of a snapshot's name that records no training run, where nothing records the folder's run, is
-// none: a user's notes), -1 with errno when it has no checkpoint.safetensors and cannot be listed.
+// 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot of its run (any,
+// where its snapshots are of more than one run and none is recorded as its own), 0 when not (a file of
+// a snapshot's name that is not the run's, as --resume DIR takes them, is none: a user's notes, a
+// converted checkpoint, another run's copy), -1 with errno when it has no checkpoint.safetensors and
+// cannot be listed.
 int run_folder_has_checkpoint(const char *dir);
 // --resume of an existing folder without checkpoint.safetensors: CLI_USAGE (2) with err (prefixed by
 // cmd) saying what to do: resume its newest snapshot, or (a run killed before its first checkpoint)
