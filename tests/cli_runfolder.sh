@@ -933,6 +933,40 @@ for what in decoder moments; do
      [ "$(grep "^  train state  " "$dir/out")" = "  train state  (AdamW moments $moments; cannot resume: $why)" ]'
 done
 rm -rf "$dir/enc"
+# The advice names only a snapshot whose resume is taken: a snapshot a user stripped (its decoder, or its
+# AdamW moments) was advised as the newest, --resume DIR/checkpoint-6.safetensors (the finished run's:
+# "... --steps N extends the run"), and that resume refused it, a full snapshot beside it. Now the newest
+# that resumes is named; with none, --resume DIR names the newest and --out says it cannot be resumed as
+# it is; an encoder-only checkpoint.safetensors is not advised as --resume DIR either.
+flags_moved=$(echo "$small" | sed "s#--data data#--data $dir/moved#")
+"$VITMAE" train $flags_moved --steps 6 --ckpt-every 2 --keep 3 --out "$dir/strip" > /dev/null 2>&1 || fail=1
+rm -f "$dir/strip/checkpoint.safetensors"
+strip_decoder "$dir/strip/checkpoint-6.safetensors" "$dir/x" && mv "$dir/x" "$dir/strip/checkpoint-6.safetensors"
+for s in 4 2 none; do
+  "$VITMAE" train --resume "$dir/strip" > /dev/null 2> "$dir/err"; rc=$?
+  "$VITMAE" train $flags_moved --out "$dir/strip" > /dev/null 2> "$dir/err2"; rc2=$?
+  snap="$dir/strip/checkpoint-$s.safetensors"
+  if [ $s = none ]; then
+    want="no checkpoint.safetensors in the folder, and none of its snapshots can be resumed (its newest, $dir/strip/checkpoint-6.safetensors: train --resume of that file says why)"
+    want2="the folder already holds a run that cannot be resumed as it is (train --resume $dir/strip says why); pass another --out folder, or --overwrite to move it aside (to $dir/strip.old-N)"
+  else
+    want="no checkpoint.safetensors in the folder; resume its newest snapshot with --resume $snap"
+    want2="the folder already holds a run; pass --resume $snap to continue it, another --out folder, or --overwrite to move the old run aside (to $dir/strip.old-N)"
+  fi
+  t "snapshots stripped down to checkpoint-$s: --resume and --out advise it ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/strip: $want" ] &&
+     [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --out $dir/strip: $want2" ]'
+  [ $s = 4 ] && strip_moments "$dir/strip/checkpoint-4.safetensors" "$dir/x" && mv "$dir/x" "$dir/strip/checkpoint-4.safetensors"
+  [ $s = 2 ] && cp -r "$dir/strip" "$dir/strip2" && strip_decoder "$dir/strip/checkpoint-2.safetensors" "$dir/x" moments &&
+    mv "$dir/x" "$dir/strip/checkpoint-2.safetensors"
+done
+"$VITMAE" train --resume "$dir/strip2/checkpoint-2.safetensors" > /dev/null 2> "$dir/err"; rc=$?
+t "the advised snapshot resumes ($rc: $(cat "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/strip2/checkpoint.safetensors")" = 6 ]'
+rm -rf "$dir/enc" "$dir/strip" "$dir/strip2" && mkdir "$dir/enc" && strip_decoder "$dir/first.safetensors" "$dir/enc/checkpoint.safetensors"
+"$VITMAE" train $flags_moved --out "$dir/enc" > /dev/null 2> "$dir/err"; rc=$?
+t "an encoder-only checkpoint.safetensors: --out does not advise its resume ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/enc: the folder already holds a run that cannot be resumed as it is (train --resume $dir/enc says why); pass another --out folder, or --overwrite to move it aside (to $dir/enc.old-N)" ]'
+rm -rf "$dir/enc"
 # A run folder with its metrics.csv and config.json deleted: its own curves.png and samples/ read as a
 # user's, the resume --out advised refused ("holds curves.png and samples/ with no record of a run").
 # Its checkpoints (one run_id) record the run: the resume goes on, metrics.csv from the resumed step on.

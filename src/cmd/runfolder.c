@@ -86,6 +86,19 @@ static int checkpoint_records_run(const char *path) {
     return run;
 }
 
+// 1 when the checkpoint at path passes what a resume checks of its header (run_resume_load,
+// cmd/train_state.c): it opens, holds the AdamW moments, and its decoder unless a classifier's. A
+// snapshot a user stripped (decoder_* and mask_token, or the moments, removed to share it) was advised
+// to resume, which then refused it, a full snapshot beside it.
+static int checkpoint_resumes(const char *path) {
+    char err[CLI_ERR_MAX];
+    StFile *f = st_open_header(path, err, sizeof err);
+    int moments = f && ckpt_has_moments(f);
+    if (f) st_close(f);
+    return moments &&
+           ckpt_peek_kind(path, CKPT_FULL | CKPT_ENCODER_ONLY | CKPT_CLASSIFIER, err, sizeof err) != CKPT_ENCODER_ONLY;
+}
+
 // Whether the checkpoint at path is its run's last: its train_state's step has reached total_steps
 // (exactly: is at it, a step past it being a damaged state that a resume names).
 static int checkpoint_at_end(const char *path, int exactly) {
@@ -535,6 +548,7 @@ static int resume_target(const char *cmd, const char *dir, char *res, size_t n, 
             snprintf(res, n, "%s", latest);
             return 3;
         }
+        if (snap < 0 && !checkpoint_resumes(latest)) return 0;   // --resume DIR says why (encoder-only, stripped)
         if (snap < 0) return resume_word(res, n, "");
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
@@ -817,25 +831,29 @@ int run_sheet_missing(const char *dir, long step) {
 }
 
 // The newest RUN/checkpoint-<step>.safetensors of the run the folder holds where its run_id is known
-// (another run's copy is no advice to resume), -1 when there is none, or -2 with errno when the folder
-// cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller
-// says so rather than take it for a folder without (docs/interface.md section 9).
-static long newest_snapshot(const char *dir) {
+// (another run's copy is no advice to resume), of those a resume takes where resumes is set
+// (checkpoint_resumes: a user's stripped copy is none); -1 when there is none, or -2 with errno when the
+// folder cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each
+// caller says so rather than take it for a folder without (docs/interface.md section 9).
+static long newest_snapshot_of(const char *dir, int resumes) {
     DIR *d = opendir(dir);
     if (!d) return -2;
     long best = -1;
-    char own[64];
+    char own[64], path[4400];
     folder_run_id(dir, own, sizeof own);
     struct dirent *e;
     while ((errno = 0, e = readdir(d))) {
         long s = snapshot_step(e->d_name);
-        if (s > best && !snapshot_of_other_run(dir, e->d_name, own)) best = s;
+        if (s <= best || snapshot_of_other_run(dir, e->d_name, own)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!resumes || checkpoint_resumes(path)) best = s;
     }
     int failed = errno;
     closedir(d);
     if (failed) { errno = failed; return -2; }
     return best;
 }
+static long newest_snapshot(const char *dir) { return newest_snapshot_of(dir, 1); }
 
 // The snapshot to advise for a resume of dir's run: its newest own one (newest_snapshot), or, where
 // metrics.csv ends before it with rows due between, the newest at or before the log's end, which
@@ -1124,6 +1142,12 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "with --resume %s%s%s", cmd, arg, snap == newest ? "" : " within metrics.csv's rows",
                  file_shell_word(path, word, sizeof word), steps,
                  snap == newest ? "" : " (a later one would lose the rows between for good)");
+    }
+    else if (snap == -1 && (newest = newest_snapshot_of(arg, 0)) >= 0) {   // the run's, each stripped or damaged
+        snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, newest);
+        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and none of its snapshots can "
+                 "be resumed (its newest, %s: %s --resume of that file says why)", cmd, arg,
+                 file_shell_word(path, word, sizeof word), cmd);
     }
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, 1, NULL, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
