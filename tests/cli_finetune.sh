@@ -1687,6 +1687,17 @@ t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/fmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/fmove.err"'
 t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/checkpoint.safetensors" > /dev/null 2>&1'
 
+# A class folder deleted before step 0's validation (VITMAE_FAULT_HOLD_BEFORE_VALIDATION), which the
+# held-out split of --data meets first: its images are said left out of training and of the validation
+# (it said "left out of the validation from now on", the --val folder's words, as train did).
+cp -r "$dir/data" "$dir/hgone"
+env "VITMAE_FAULT_HOLD_BEFORE_VALIDATION=$dir/hgone.go" "$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/hgone" --val-frac 0.2 \
+  --steps 4 --cache-mb 0 --store none --out "$dir/fhgone" > /dev/null 2> "$dir/fhgone.err" &
+pid=$!; wait_gate "$dir/hgone.go" $pid
+mv "$dir/hgone/square" "$dir/hgone.square" && rm -rf "$dir/hgone.square"; touch "$dir/hgone.go"; wait $pid; rc=$?
+t "a --data class folder gone before the validation: exit 0, its line says training and validation ($rc: $(cat "$dir/fhgone.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/fhgone.err")" = "vitmae: skipped $dir/hgone/square: the folder is gone (moved or deleted during the run); its images are left out from now on, of training and of the validation, which scores fewer images than before (its numbers do not compare with the earlier ones)" ]'
+
 # --out on the other command's run folder: the refusal told to pass --resume DIR, which the command
 # then refused (a classifier's checkpoint to train, a pretraining one to finetune); it names the command.
 cp "$dir/run/metrics.csv" "$dir/run.metrics"

@@ -544,6 +544,18 @@ kill -INT $pid 2>/dev/null; wait $pid; rc=$?
 t "class folders deleted mid-run: exit 0, one line for each folder ($(head -n 3 "$dir/rcls.err" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ "$(grep -v -x -F "$said" "$dir/rcls.err" | wc -l)" -eq 2 ] && [ "$(grep -c -x -F "$said" "$dir/rcls.err")" -eq 1 ] && grep -q "^vitmae: skipped .*/clsgone/gone1: the folder is gone (moved or deleted during the run); its images are left out from now on$" "$dir/rcls.err" && grep -q "^vitmae: skipped .*/clsgone/gone2: the folder is gone" "$dir/rcls.err"'
 
+# A class folder of --data deleted before the validation (the --val-frac split held out of --data) meets
+# it, at the gate VITMAE_FAULT_HOLD_BEFORE_VALIDATION before step 0's: its line says the folder's images
+# are left out of training and of the validation. It said the --val folder's words, "left out of the
+# validation from now on", as if its training images went on (docs/data.md).
+cp -r "$dir/data" "$dir/hgone"
+env "VITMAE_FAULT_HOLD_BEFORE_VALIDATION=$dir/hgone.go" "$VITMAE" train $small --data "$dir/hgone" --steps 4 --cache-mb 0 \
+  --store none --threads 2 --out "$dir/rhgone" > /dev/null 2> "$dir/rhgone.err" &
+pid=$!; wait_gate "$dir/hgone.go" $pid
+mv "$dir/hgone/square" "$dir/hgone.square" && rm -rf "$dir/hgone.square"; touch "$dir/hgone.go"; wait $pid; rc=$?
+t "a --data class folder gone before the validation: exit 0, its line says training and validation ($rc: $(grep "hgone/square" "$dir/rhgone.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep "hgone/square" "$dir/rhgone.err")" = "vitmae: skipped $dir/hgone/square: the folder is gone (moved or deleted during the run); its images are left out from now on, of training and of the validation, which scores fewer images than before (its numbers do not compare with the earlier ones)" ]'
+
 # The reason survives a long path (a broken file below 550 characters of folders).
 long="$dir/data/circle/$(printf "%0200d" 0)/$(printf "%0200d" 1)/$(printf "%0150d" 2)"
 mkdir -p "$long" && cp "$dir/val13/zz_broken.png" "$long/x.png"

@@ -382,7 +382,8 @@ static void report_broken(FineTune *t, const Dataset *ds, int stopping) {
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            int held = run_broken_held(held_out(t, ds, items[i]), stopping, t->rs.batch);
+            int held = ds != &t->ds ? BROKEN_VAL_FOLDER
+                                    : run_broken_held(held_out(t, ds, items[i]), stopping, t->rs.batch);
             if (ds != &t->ds)
                 run_report_broken_file(broken[i].path, broken[i].reason, held, -1, t->gone_dirs, sizeof t->gone_dirs);
             else if (run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason, held, t->gone_dirs,
@@ -425,6 +426,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, const volat
     double loss_sum[2] = {0, 0};
     long correct[2] = {0, 0}, correct5[2] = {0, 0};
     int K = t->cfg.num_classes, pos[4096], used = 0, rc = 0;
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_VALIDATION");   // tests: a class folder gone before its reads
     // In chunks of one gradient group (the model holds that many images), leaving out the images found
     // broken past their headers, as train's validation (cmd/train_out.c).
     for (int b0 = 0, end; b0 < nval && !rc; ) {

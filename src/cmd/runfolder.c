@@ -2384,13 +2384,18 @@ void run_report_broken_file(const char *path, const char *reason, int held, int 
     int gone = !strcmp(reason, file_reason(ENOENT, missing, sizeof missing)) ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
     char on[48] = "";
     if (rank >= 0) snprintf(on, sizeof on, "on rank %d, ", rank);
-    if (gone == 1)   // a held-out folder's: the validation scores fewer images, said so (its numbers move)
-        cli_message("skipped %s: the folder is gone (%smoved or deleted during the run); its images are left out %s",
-                    dir, on, held == BROKEN_HELD ? "of the validation from now on, which scores fewer images than "
-                    "before (its numbers do not compare with the earlier ones)" : "from now on");
+    // A held-out folder's: the validation scores fewer images, said so (its numbers move). A class folder
+    // of --data that the validation met first holds training images too, dropped alike (it said the
+    // --val folder's words, as if training went on with them).
+    const char *fewer = "which scores fewer images than before (its numbers do not compare with the earlier ones)";
+    if (gone == 1)
+        cli_message("skipped %s: the folder is gone (%smoved or deleted during the run); its images are left out %s%s",
+                    dir, on, held == BROKEN_VAL_FOLDER ? "of the validation from now on, "
+                    : held == BROKEN_HELD ? "from now on, of training and of the validation, " : "from now on",
+                    held == BROKEN_VAL_FOLDER || held == BROKEN_HELD ? fewer : "");
     else if (!gone)
         cli_message("skipped %s: %s (%sfound while %s)", path, reason, on,
-                    held == BROKEN_HELD ? "validating; left out of the validation"
+                    held == BROKEN_HELD || held == BROKEN_VAL_FOLDER ? "validating; left out of the validation"
                     : held == BROKEN_STOPPING ? "training"
                     : held == BROKEN_BATCH_OF_ONE ? "training; at --batch 1 no other image can take its place: the step "
                                                     "that draws it stops the run"

@@ -229,10 +229,11 @@ void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Pr
 // rank that found it so, said in the line ("(on rank R, found while ...)"); -1: none named.
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n);
 // What held says of a file found broken (run_report_broken_file, run_broken_note): a training image that
-// another of its batch replaces, a validation image left out, a training image found as the run stops
-// (its batch had none to replace it: no replacement is claimed), one of a run whose batch is one image
-// (stopping or not).
-enum { BROKEN_TRAINING = 0, BROKEN_HELD = 1, BROKEN_STOPPING = 2, BROKEN_BATCH_OF_ONE = 3 };
+// another of its batch replaces, a validation image of the training folder (held out by --val-frac) left
+// out, a training image found as the run stops (its batch had none to replace it: no replacement is
+// claimed), one of a run whose batch is one image (stopping or not), an image of the --val folder left
+// out. A class folder gone differs between the two held out: --data's is left out of training too.
+enum { BROKEN_TRAINING = 0, BROKEN_HELD = 1, BROKEN_STOPPING = 2, BROKEN_BATCH_OF_ONE = 3, BROKEN_VAL_FOLDER = 4 };
 // The held of a file found broken: its split, whether the run stops, the batch.
 int run_broken_held(int held_out, int stopping, int batch);
 // The training set's files found broken during a run, said once for the job (docs/distributed.md,

@@ -106,7 +106,8 @@ void train_out_report_broken(Train *t, const Dataset *ds, int stopping) {
                                 run_broken_held(held_out(t, ds, items[i]), stopping, t->rs.batch),
                                 t->gone_dirs, sizeof t->gone_dirs);
             else
-                run_report_broken_file(broken[i].path, broken[i].reason, 1, -1, t->gone_dirs, sizeof t->gone_dirs);
+                run_report_broken_file(broken[i].path, broken[i].reason, BROKEN_VAL_FOLDER, -1, t->gone_dirs,
+                                       sizeof t->gone_dirs);
             free(broken[i].path);
             free(broken[i].reason);
         }
@@ -151,6 +152,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, const volatile
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     int pos[4096], used = 0, rc = 0;
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_VALIDATION");   // tests: a class folder gone before its reads
     // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
         if (stop && *stop) { train_out_report_broken(t, t->vds, 0); return RUN_VALIDATION_STOPPED; }
