@@ -1357,6 +1357,11 @@ moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run: the run 
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
   "^vitmae: train: .*/mvc/run: the run folder is gone (moved or deleted during the run)$"   # its first: none to resume
+# ... once the save has published checkpoint.safetensors (config.json still to write): the checkpoint went
+# with the folder and resumes there, which the line says (it did not: the live move below met that moment
+# now and then on a loaded machine, its line without the way on).
+moved_run mvp HOLD_AFTER_PUBLISH checkpoint.safetensors \
+  "^vitmae: train: .*/mvp/run: the run folder is gone (moved or deleted during the run); if it was moved, --resume goes on from its last checkpoint where it went$"
 # live_move NAME CKPT_EVERY FILE AT [EVERY]: train into $dir/NAME/run (--eval-every and --log-every
 # EVERY, default 2), wait for run/FILE, then move the folder to $dir/NAME/moved and put AT at its name
 # (none, folder or file); wait for the run to end (Ctrl-C after a minute): sets rc, stderr in NAME.err.

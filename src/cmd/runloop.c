@@ -71,7 +71,7 @@ static int data_stop(const RunLoop *L, Carried *c, const struct stat *home, long
             int gone = run_folder_gone(L->run_dir, home, resumable, serr, sizeof serr);
             carry(L, c, 0);
             saved = gone ? -1 : save_all(L, serr, sizeof serr);
-            if (saved == -1 && !gone && !run_folder_gone(L->run_dir, home, resumable, serr, sizeof serr))
+            if (saved == -1 && !gone && !run_folder_gone(L->run_dir, home, resumable || run_published, serr, sizeof serr))
                 kept_note(L, saved_at, serr, sizeof serr);
             kept = saved != -1;
             if (kept) run_checkpointed = 1;
@@ -101,7 +101,10 @@ static int save_at_end(const RunLoop *L, const struct stat *home, long saved_at,
     if (dist_rank() != 0) { run_saved = 1; return 0; }
     int gone = run_folder_gone(L->run_dir, home, resumable, err, errlen);
     if (gone || L->save_checkpoint(L->ctx, err, errlen)) {
-        if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, errlen)) kept_note(L, saved_at, err, errlen);
+        // The checkpoint published before what failed (the folder moved while the save went on): it resumes
+        // where the folder went (run_published).
+        if (!gone && !run_folder_gone(L->run_dir, home, resumable || run_published, err, errlen))
+            kept_note(L, saved_at, err, errlen);
         return cli_report(L->cmd, err, 1);
     }
     run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
@@ -322,7 +325,11 @@ int run_loop(const RunLoop *L) {
             int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
             if (!gone) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_SAVE");   // tests: a folder put at its name
             int saved = gone ? -1 : rank0 ? save_all(L, err, sizeof err) : 0;
-            if (!gone && saved && run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) saved = -1;
+            // A folder moved once this save had published its checkpoint.safetensors (the rest of the save
+            // failing then: its snapshots' pruning, config.json) keeps that checkpoint where it went: the line
+            // says --resume goes on there (run_published). It said nothing of it, the run's first save's
+            // checkpoint in the moved folder (a test moving the folder as checkpoint.safetensors appeared met it).
+            if (!gone && saved && run_folder_gone(L->run_dir, home, resumable || run_published, err, sizeof err)) saved = -1;
             else if (!gone && saved == -1) kept_note(L, saved_at, err, sizeof err);
             if (rank0 && saved != -1) saved_at = *L->step;   // saved (what follows it may have failed)
             if (saved != -1) run_checkpointed = 1;
