@@ -604,13 +604,7 @@ vin="--steps 6 --eval-every 2 --ckpt-every 100000 --log-every 1 --threads 1"
 for v in vin:20:1 vone:4:2; do
   name=${v%%:*}; max=${v#*:}; max=${max%:*}; row=${v##*:}
   "$VITMAE" train $small $vin --val-max $max --out "$dir/${name}full" > /dev/null 2>&1
-  rm -f "$dir/$name.gate" "$dir/$name.gate.held"
-  VITMAE_FAULT_HOLD_IN_VALIDATION="$dir/$name.gate" "$VITMAE" train $small $vin --val-max $max --out "$dir/$name" > "$dir/$name.log" 2> "$dir/$name.err" &
-  pid=$!
-  wait_gate "$dir/$name.gate" $pid
-  kill -TERM $pid; sleep 0.3; touch "$dir/$name.gate"
-  i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-  kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+  signal_then_open IN_VALIDATION "$name" TERM train $small $vin --val-max $max --out "$dir/$name"
   t "SIGTERM during step 2's validation (--val-max $max): saved at step 2, exit 0, no step 3, metrics.csv to step $row ($rc: $(grep "^interrupted" "$dir/$name.log"); $(saved_step "$dir/$name/checkpoint.safetensors"); $(tail -n 1 "$dir/$name/metrics.csv" | cut -d, -f1))" \
     '[ $rc -eq 0 ] && grep -q "^interrupted at step 2 of 6; saved $dir/$name/checkpoint.safetensors" "$dir/$name.log" &&
      [ "$(saved_step "$dir/$name/checkpoint.safetensors")" = 2 ] && [ "$(tail -n 1 "$dir/$name/metrics.csv" | cut -d, -f1)" = $row ]'

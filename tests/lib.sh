@@ -141,6 +141,20 @@ signal_at_gate() {
   held=; [ -z "${peek:-}" ] || held=$(ls -A "$peek" 2>&1)
   kill -"$_sig" $_pid; wait $_pid; rc=$?
 }
+# signal_then_open GATE NAME SIG ARGS...: `vitmae ARGS` held at VITMAE_FAULT_HOLD_GATE (the gate file
+# $dir/NAME.gate), sent SIG there, the gate then opened; its stdout in $dir/NAME.log, stderr in
+# $dir/NAME.err; a run still going a minute later is killed. Sets rc.
+signal_then_open() {
+  need_dir signal_then_open
+  _gate=$1; _name=$2; _sig=$3; shift 3
+  rm -f "$dir/$_name.gate" "$dir/$_name.gate.held"
+  env "VITMAE_FAULT_HOLD_$_gate=$dir/$_name.gate" "$VITMAE" "$@" > "$dir/$_name.log" 2> "$dir/$_name.err" &
+  _pid=$!
+  wait_gate "$dir/$_name.gate" $_pid
+  kill -"$_sig" $_pid; sleep 0.3; touch "$dir/$_name.gate"
+  _i=0; while [ $_i -lt 600 ] && kill -0 $_pid 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
+  kill -KILL $_pid 2>/dev/null; wait $_pid; rc=$?
+}
 # fallback_fails ARGS...: `vitmae ARGS` (train or finetune without --out, run in the working directory)
 # finds runs/<stamp> taken by another run before its lock (a metrics.csv put there at the gate
 # HOLD_BEFORE_LOCK), goes on to runs/<stamp>-2, and there, held at HOLD_IN_WRITE_TEST, sees the other
