@@ -352,6 +352,32 @@ t "... a --store folder that was there stays, with the user's file ($rc: $(cat "
 oom_train "$dir/st3/run/store" "$dir/st3/run"
 t "... a --store inside the new run folder: neither left, nor the folder made above ($rc: $(find "$dir/st3" 2>&1 | wc -l) paths)" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: train: out of memory" "$dir/err" && [ ! -e "$dir/st3" ]'
+# A --store at one of the run's own names in its run folder (docs/interface.md, "Paths that meet") was
+# taken: a store at RUN/checkpoint.safetensors failed the run after step 1 ("rename failed: Is a
+# directory (previous file left intact)", with no previous file), one at RUN/curves.png at step 0 with a
+# bare "Is a directory", leaving config.json and metrics.csv. Now refused before anything is made, exit
+# 2, one line; a store of another name in the run folder (RUN/store, above) still runs.
+for name in checkpoint.safetensors curves.png samples/x; do
+  rm -rf "$dir/sto"
+  "$VITMAE" train $small --data "$dir/work/data" --steps 4 --store "$dir/sto/r4/$name" --out "$dir/sto/r4" > "$dir/out" 2>"$dir/err"; rc=$?
+  case $name in checkpoint.safetensors) say="is where the run writes its checkpoint" ;;
+    curves.png) say="is where the run writes its curves.png" ;;
+    *) say="is inside $dir/sto/r4/samples, where the run writes its sample sheets" ;; esac
+  t "train --store RUN/$name: exit 2 before the run, one line, nothing made ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --store: $dir/sto/r4/$name $say; choose another folder" ] &&
+     [ ! -s "$dir/out" ] && [ ! -e "$dir/sto" ]'
+done
+# ... on a resume too, also named through a link to the run folder, the run left as it was.
+ls -l "$dir/r" > "$dir/before" && ln -s r "$dir/rlink"
+"$VITMAE" train --resume "$dir/r" --steps 12 --store "$dir/rlink/checkpoint-12.safetensors" > "$dir/out" 2>"$dir/err"; rc=$?
+t "train --resume with --store at a snapshot's name through a link: exit 2, one line, the run untouched ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --store: $dir/rlink/checkpoint-12.safetensors is $dir/r/checkpoint-12.safetensors, where the run writes its snapshot of step 12; choose another folder" ] &&
+   [ ! -s "$dir/out" ] && ls -l "$dir/r" | cmp -s - "$dir/before"'
+rm "$dir/rlink"
+"$VITMAE" finetune --ckpt "$dir/r" --data "$dir/work/data" --steps 2 --batch 8 --threads 2 --store "$dir/sto/f/metrics.csv" --out "$dir/sto/f" > "$dir/out" 2>"$dir/err"; rc=$?
+t "finetune --store RUN/metrics.csv: exit 2, one line, nothing made ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --store: $dir/sto/f/metrics.csv is where the run writes its metrics.csv; choose another folder" ] &&
+   [ ! -s "$dir/out" ] && [ ! -e "$dir/sto" ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused, naming both values ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch 4 cannot change when a run resumes (this run.s is 8); start a new run from these weights with --init CHECKPOINT$" "$dir/err"'

@@ -1015,6 +1015,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
         if (!rc) rc = run_folder_overlaps("finetune", a->out ? "--out" : "--resume", t->run_dir, a->data ? a->data : r->data,
                                           a->val ? a->val : r->val[0] ? r->val : NULL, err, sizeof err);
+        if (!rc) rc = run_store_meets_run("finetune", a->lf.store, t->run_dir, err, sizeof err);
         if (rc) { cli_error(NULL, "%s", err); return rc; }
         if (a->data) run_abs_path(r->data, sizeof r->data, a->data);   // a moved folder: where it is now
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
@@ -1028,6 +1029,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         else run_folder_default("finetune-", t->run_dir, sizeof t->run_dir);
         t->named = !a->out;   // nothing to guard: a run that takes the name meanwhile is met in setup_run_folder
         int overlap = run_folder_overlaps("finetune", a->out ? "--out" : NULL, t->run_dir, a->data, a->val, err, sizeof err);
+        if (!overlap) overlap = run_store_meets_run("finetune", a->lf.store, t->run_dir, err, sizeof err);
         if (overlap) { cli_error(NULL, "%s", err); return overlap; }
         if (!t->named && dist_rank() == 0 && run_folder_lock(t->run_dir, err, sizeof err)) {
             cli_error("finetune", "%s", err);

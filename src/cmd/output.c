@@ -337,6 +337,39 @@ int output_path_within(const char *inner, const char *outer) {
     }
 }
 
+int output_path_entry(const char *inner, const char *outer, char *entry, size_t n) {
+    char out[4096], in[4096], name[8192];
+    if (resolve_path(outer, out, sizeof out)) return 0;
+    // inner resolved: the part after outer's name ("/" holds everything below it).
+    const char *rest = NULL;
+    if (!resolve_path(inner, in, sizeof in) && resolved_within(in, out)) rest = in + (strlen(out) == 1 ? 0 : strlen(out));
+    // ... else as written: the part after the last folder on its way that is outer ("RUN/curves.png" with
+    // curves.png a link to a folder elsewhere is still RUN's entry curves.png).
+    if (!rest) {
+        if (inner[0] == '/') snprintf(name, sizeof name, "%s", inner);
+        else if (!getcwd(in, sizeof in) || snprintf(name, sizeof name, "%s/%s", in, inner) >= (int)sizeof name) return 0;
+        cli_clean_path(name);
+        char *start = name + 1;   // after the last "..", as output_path_within walks ("d/../x" is not in d)
+        for (char *q = strstr(name, "/.."); q; q = strstr(q + 1, "/.."))
+            if (q[3] == '/' || !q[3]) start = q + 3;
+        for (char *p = start; *p && !rest; p++) {
+            if (*p != '/') continue;
+            *p = 0;
+            char *r = realpath(name, NULL);
+            *p = '/';
+            if (r && !strcmp(r, out)) rest = p;
+            free(r);
+            if (!r) break;   // the first prefix that does not exist ends the walk: no link below it
+        }
+    }
+    if (!rest) return 0;
+    while (*rest == '/') rest++;
+    size_t len = strcspn(rest, "/");
+    if (!len || (len == 1 && rest[0] == '.') || (len == 2 && !strncmp(rest, "..", 2))) return 0;   // outer itself
+    snprintf(entry, n, "%.*s", (int)len, rest);
+    return 1;
+}
+
 // Folders as (device, inode): those a walk entered through a link (a loop is walked once), and the run
 // folder with the folders holding it.
 typedef struct { dev_t *dev; ino_t *ino; int n, cap; } FolderIds;

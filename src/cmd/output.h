@@ -96,6 +96,13 @@ int output_out_gone(const char *dir, const struct stat *home);
 // resolved at all.
 int output_path_within(const char *inner, const char *outer);
 
+// 1 when inner lies below the folder outer, with the name of the entry of outer it is or lies in
+// written into entry (n bytes): "curves.png" of "r4/curves.png" or "r4/curves.png/x" with outer "r4".
+// Resolved as output_path_within does (links followed, names that do not exist yet as written), also
+// through a folder on inner's way as written ("r4/curves.png" with curves.png a link to a folder
+// elsewhere). 0 when inner is outer itself, lies elsewhere, or either cannot be resolved.
+int output_path_entry(const char *inner, const char *outer, char *entry, size_t n);
+
 // 1 when a scan of the folder dir (dataset_scan: links to folders followed) would enter target, or a
 // folder holding it, through a link below dir: "runs/p4" with dir/c/runs a link to runs. The path the
 // scan reaches it by, in at. Only existing folders count; 0 when none is reached (output_path_within

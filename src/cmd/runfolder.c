@@ -1306,6 +1306,35 @@ void run_unmake_folder(const char *run_dir, const char *const *files, OutputMade
     output_mkdir_undo(made);
 }
 
+int run_store_meets_run(const char *cmd, const char *store, const char *run_dir, char *err, size_t errlen) {
+    char entry[256], what[96];
+    if (!strcmp(store, "none") || !strcmp(store, "auto") || !output_path_entry(store, run_dir, entry, sizeof entry))
+        return 0;
+    // The names a run writes in its folder (docs/data.md, "Run folders"): a store folder at one of them
+    // failed the run partway (a checkpoint's rename onto a folder after step 1, curves.png at step 0).
+    long step = snapshot_step(entry);
+    int train = !strcmp(cmd, "train");
+    if (!strcmp(entry, "checkpoint.safetensors")) snprintf(what, sizeof what, "its checkpoint");
+    else if (step >= 0) snprintf(what, sizeof what, "its snapshot of step %ld", step);
+    else if (!strcmp(entry, "metrics.csv") || !strcmp(entry, "curves.png") || (train && !strcmp(entry, "config.json")))
+        snprintf(what, sizeof what, "its %s", entry);
+    else if (train && !strcmp(entry, "samples")) snprintf(what, sizeof what, "its sample sheets");
+    else return 0;   // a folder of another name in the run folder (RUN/store) is the user's to choose
+    char named[4400], given[4096];
+    snprintf(named, sizeof named, "%s/%s", run_dir, entry);
+    cli_clean_path(named);
+    snprintf(given, sizeof given, "%s", store);
+    cli_clean_path(given);
+    int is = output_path_within(named, store);   // the entry itself, not a folder inside it
+    const char *g = strncmp(given, "./", 2) ? given : given + 2, *m = strncmp(named, "./", 2) ? named : named + 2;
+    if (is && !strcmp(g, m))
+        snprintf(err, errlen, "%s --store: %s is where the run writes %s; choose another folder", cmd, store, what);
+    else
+        snprintf(err, errlen, "%s --store: %s is %s%s, where the run writes %s; choose another folder", cmd, store,
+                 is ? "" : "inside ", named, what);
+    return CLI_USAGE;
+}
+
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
                   OutputMade *made, StoreNote *note, char *err, size_t errlen) {
     note->text[0] = 0;

@@ -654,6 +654,13 @@ typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothin
 // them to run_unmake_store.
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
                    OutputMade *made, StoreNote *note, char *err, size_t errlen);
+// A --store DIR that is, or lies inside, one of the names the run writes in its folder run_dir
+// (checkpoint.safetensors, checkpoint-N.safetensors, metrics.csv, curves.png; train's config.json and
+// samples/), as given or resolved (output_path_entry): the run would make a folder there and fail
+// partway, where that file goes (docs/interface.md, "Paths that meet"). CLI_USAGE with "CMD --store:
+// STORE is where the run writes its checkpoint; choose another folder" in err, before the run makes
+// anything; 0 otherwise (auto, none, and a folder of another name in the run folder, RUN/store).
+int  run_store_meets_run(const char *cmd, const char *store, const char *run_dir, char *err, size_t errlen);
 // The store folder a run made (made, from run_use_store) removed again when the run fails before it
 // starts, with the working images written into it meanwhile (data/dataset.h's dataset_store_remove),
 // and the folders made above it, each while empty (docs/data.md, "Cache, store and prefetch"); a store

@@ -623,7 +623,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         }
         if (!data) data = t->rs.data;
         if ((rc = run_folder_overlaps("train", a->out ? "--out" : "--resume", t->run_dir, data,
-                                      a->val ? a->val : t->rs.val[0] ? t->rs.val : NULL, err, sizeof err))) {
+                                      a->val ? a->val : t->rs.val[0] ? t->rs.val : NULL, err, sizeof err)) ||
+            (rc = run_store_meets_run("train", a->lf.store, t->run_dir, err, sizeof err))) {
             ckpt_free(&ck);
             return cli_report(NULL, err, rc);
         }
@@ -647,6 +648,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
     if (!resuming) {
         int rc = run_folder_overlaps("train", a->out ? "--out" : NULL, t->run_dir, data, val, err, sizeof err);
+        if (!rc) rc = run_store_meets_run("train", a->lf.store, t->run_dir, err, sizeof err);   // a store at a run's file
         if (rc) return cli_report(NULL, err, rc);
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
