@@ -197,16 +197,35 @@ t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitm
 t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "^working images need" "$dir/auto.log"))" \
   'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'
 # A disk that cannot hold them above --store-min-free: the line says how much of them it can
-# (VITMAE_FAULT_FREE_BYTES gives the disk's free space).
-VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" train $small --out "$dir/autofull" --threads 2 --cache-mb 0 > "$dir/autofull.log" 2>&1; rc=$?
+# (VITMAE_FAULT_FREE_BYTES gives the disk's free space), of a store that holds none of them yet.
+XDG_CACHE_HOME="$dir/xdgcold" VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" train $small --out "$dir/autofull" --threads 2 --cache-mb 0 > "$dir/autofull.log" 2>&1; rc=$?
 t "--store auto on a disk below --store-min-free: the line says so ($rc: $(grep "^working images need" "$dir/autofull.log"))" \
-  '[ $rc -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work, whose disk has 1 MB free: room for about 0% of them above --store-min-free 2048 MB, the others decoded again each epoch$" "$dir/autofull.log"'
-VITMAE_FAULT_FREE_BYTES=2147503648 "$VITMAE" train $small --out "$dir/autopart" --threads 2 --cache-mb 0 > "$dir/autopart.log" 2>&1; rc=$?
+  '[ $rc -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdgcold/vitmae/work, whose disk has 1 MB free: room for about 0% of them above --store-min-free 2048 MB, the others decoded again each epoch$" "$dir/autofull.log"'
+XDG_CACHE_HOME="$dir/xdgcold" VITMAE_FAULT_FREE_BYTES=2147503648 "$VITMAE" train $small --out "$dir/autopart" --threads 2 --cache-mb 0 > "$dir/autopart.log" 2>&1; rc=$?
 t "--store auto on a disk with room for some above --store-min-free: the share said ($rc: $(grep "^working images need" "$dir/autopart.log"))" \
   '[ $rc -eq 0 ] && grep -q "^working images need .*, whose disk has 2048 MB free: room for about [1-9][0-9]\{0,1\}% of them above --store-min-free 2048 MB" "$dir/autopart.log"'
 "$VITMAE" train $small --out "$dir/autoroom" --threads 2 --cache-mb 0 --store-min-free 1 > "$dir/autoroom.log" 2>&1; rc=$?
 t "--store auto on a disk with room: the line as before ($rc: $(grep "^working images need" "$dir/autoroom.log"))" \
   '[ $rc -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/autoroom.log"'
+# What the store holds already needs no room: a second run over images all stored, on a disk below
+# --store-min-free, said "room for about 0% of them ..., the others decoded again each epoch" and then
+# read every one from the store. Now no clause; a store holding part of them says the room for the
+# rest. And --store-min-free 0 dropped the clause on a disk that cannot hold them (then wrote what fit).
+# 12 clean images (no broken file, which is never stored), a cache folder of their own.
+warm="--data $dir/val --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 4 --steps 3 --val-frac 0 --threads 2 --cache-mb 0"
+runwarm() { free=$1; name=$2; shift 2
+  XDG_CACHE_HOME="$dir/xdgwarm" VITMAE_FAULT_FREE_BYTES=$free "$VITMAE" train $warm --out "$dir/$name" "$@" > "$dir/$name.log" 2>&1; }
+runwarm 10000 warm0 --store-min-free 0; rc0=$?
+runwarm 1000000 warm1; rc1=$?
+t "--store-min-free 0 on a disk short of the working images: the share said, without a floor ($rc0: $(grep "^working images need" "$dir/warm0.log"))" \
+  '[ $rc0 -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdgwarm/vitmae/work, whose disk has 0\.0095 MB free: room for about [1-9][0-9]\{0,1\}% of them, the others decoded again each epoch$" "$dir/warm0.log"'
+t "--store auto on a disk below --store-min-free, every image stored already: no share said ($rc1: $(grep "^working images" "$dir/warm1.log" | tr "\n" " "))" \
+  '[ $rc1 -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdgwarm/vitmae/work$" "$dir/warm1.log" &&
+   grep -q "^working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/warm1.log"'
+rm -f $(ls "$dir"/xdgwarm/vitmae/work/*.work | head -n 6)
+runwarm 1000000 warm2; rc2=$?
+t "--store auto on a disk below --store-min-free, half the images stored: the room for the rest said ($rc2: $(grep "^working images need" "$dir/warm2.log"))" \
+  '[ $rc2 -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdgwarm/vitmae/work, which holds about [1-9][0-9]% of them already, on a disk with 1 MB free: room for about 0% of the rest above --store-min-free 2048 MB, the others decoded again each epoch$" "$dir/warm2.log"'
 # A refused run says nothing of the store: the line came before the run folder was made, on stdout
 # beside the refusal's one line on stderr (train and finetune; docs/interface.md, section 5).
 "$VITMAE" train $small --threads 2 --cache-mb 0 --out "$dir/afile" > "$dir/autoref.log" 2> "$dir/autoref.err"; rc=$?

@@ -1373,14 +1373,22 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         else snprintf(than, sizeof than, "the memory cache's %s MB", kept);
         int n0 = snprintf(note->text, sizeof note->text, "working images need %s MB, more than %s: keeping them in the store %s",
                           needs, than, dir);
-        // A disk that cannot hold them above --store-min-free: how much of them it can (docs/data.md).
+        // A disk that cannot hold them above --store-min-free (0 included: the disk's free space then):
+        // how much of them it can (docs/data.md). Those the store holds already need no room: a warm
+        // store on a small disk said "room for about 0% of them" and then read every one of them back.
         double spare = file_free_bytes(dir, &room) == 0 ? room - (double)min_free_mb * 1048576.0 : (double)need;
-        if (min_free_mb > 0 && spare < (double)need && n0 > 0 && (size_t)n0 < sizeof note->text) {
-            char free_mb[32];
+        size_t rest = spare < (double)need ? dataset_unstored_bytes(ds, idx, n) : 0;   // a stat per image: only then
+        if (rest > 0 && spare < (double)rest && n0 > 0 && (size_t)n0 < sizeof note->text) {
+            char free_mb[32], where[96], floor_said[64] = "";
             format_figure(room / 1048576.0, 0, free_mb, sizeof free_mb);
-            snprintf(note->text + n0, sizeof note->text - (size_t)n0, ", whose disk has %s MB free: room for about "
-                     "%.0f%% of them above --store-min-free %ld MB, the others decoded again each epoch", free_mb,
-                     spare > 0 ? floor(100.0 * spare / (double)need) : 0.0, min_free_mb);
+            if (rest == need) snprintf(where, sizeof where, ", whose disk has %s MB free: room for about", free_mb);
+            else   // "about 0%" of a store that holds a few: at least 1 (and below 100, as rest > 0)
+                snprintf(where, sizeof where, ", which holds about %.0f%% of them already, on a disk with %s MB free: "
+                         "room for about", fmax(1.0, floor(100.0 * (double)(need - rest) / (double)need)), free_mb);
+            if (min_free_mb > 0) snprintf(floor_said, sizeof floor_said, " above --store-min-free %ld MB", min_free_mb);
+            snprintf(note->text + n0, sizeof note->text - (size_t)n0, "%s %.0f%% of %s%s, the others decoded again "
+                     "each epoch", where, spare > 0 ? floor(100.0 * spare / (double)rest) : 0.0,
+                     rest == need ? "them" : "the rest", floor_said);
         }
         return 0;
     }

@@ -644,7 +644,8 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // --store auto|none|DIR (docs/data.md, "Cache, store and prefetch"): none keeps working images in
 // the memory cache only; DIR keeps them in that folder; auto uses $XDG_CACHE_HOME/vitmae/work (or
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
-// says in note that it does (a folder auto cannot use: a warning, and no store). 0 ok, -1 with err
+// says in note that it does, with the share of the images not stored yet that its disk has room for
+// when short of it (a folder auto cannot use: a warning, and no store). 0 ok, -1 with err
 // (the --store DIR given cannot be used). The caller says the note (run_store_note) once the run
 // folder is made: a refused run prints its one line only (docs/interface.md, section 5).
 typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothing to say

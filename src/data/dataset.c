@@ -757,15 +757,17 @@ const char *dataset_store_dir(const Dataset *ds) {
     return ds->shared ? ds->shared->store_dir : NULL;
 }
 
+// Item i's working image's bytes, from its header's size (dataset.h: shorter side at most work_size).
+static size_t work_bytes(const Dataset *ds, int i) {
+    const DataItem *it = &ds->items[i];
+    long T = ds->work_size, w = it->w, h = it->h;
+    if (T > 0 && w > T && h > T) image_resize_size(w, h, T, &w, &h);
+    return (size_t)w * h * it->c;
+}
+
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
     size_t total = 0;
-    long T = ds->work_size;
-    for (int k = 0; k < n; k++) {
-        const DataItem *it = &ds->items[idx ? idx[k] : k];
-        long w = it->w, h = it->h;
-        if (T > 0 && w > T && h > T) image_resize_size(w, h, T, &w, &h);
-        total += (size_t)w * h * it->c;
-    }
+    for (int k = 0; k < n; k++) total += work_bytes(ds, idx ? idx[k] : k);
     return total;
 }
 
@@ -911,6 +913,22 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
     if (bad || rename(tmp, file) != 0) { file_tmp_remove(tmp); return -1; }
     file_tmp_forget(tmp);
     return 0;
+}
+
+size_t dataset_unstored_bytes(const Dataset *ds, const int *idx, int n) {
+    if (!ds->shared || !ds->shared->store_dir || ds->work_size <= 0) return dataset_working_bytes(ds, idx, n);
+    size_t total = 0;
+    char key[4400], file[4400];
+    for (int k = 0; k < n; k++) {
+        int i = idx ? idx[k] : k;
+        size_t bytes = work_bytes(ds, i);
+        struct stat sb;
+        // A stat, not a read: a regular file of the size store_write gives this key's image.
+        int stored = store_key(ds, i, key, sizeof key, file, sizeof file) == 0 && stat(file, &sb) == 0 &&
+                     S_ISREG(sb.st_mode) && (size_t)sb.st_size == 28 + strlen(key) + bytes;
+        if (!stored) total += bytes;
+    }
+    return total;
 }
 
 // Whether the store's disk keeps at least sh->store_min_free bytes free once wi's file (its 28 bytes of

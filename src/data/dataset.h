@@ -150,6 +150,11 @@ const char *dataset_store_dir(const Dataset *ds);
 // Bytes the working images of items idx[0 .. n) take (idx NULL: items 0 .. n - 1), from their header
 // sizes (to decide whether they fit the cache or need the store).
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
+// Of those bytes, the ones of the images not in the store yet (idx NULL: items 0 .. n - 1): an image
+// counts as stored when its store file is there, a regular file of its size (a stat per image, no read;
+// a file that then fails its check is decoded and rewritten as any). Without a store, all of them.
+// For --store auto's share of room on the store's disk (cmd/runfolder.h's run_use_store).
+size_t dataset_unstored_bytes(const Dataset *ds, const int *idx, int n);
 // The largest usable image's 8-bit samples, w x h x c bytes from its header: what a decode of it may
 // hold whole (a PNG's or WebP's samples, docs/data.md), for the memory a loader thread needs.
 size_t dataset_largest_samples(const Dataset *ds);
