@@ -45,6 +45,17 @@ t "--store auto, no usable folder: bitwise the same weights" 'same_weights "$dir
 "$VITMAE" train $small --store "$dir/afile" --out "$dir/storefile" > /dev/null 2> "$dir/storefile.err"; rc=$?
 t "--store on a file: exit 1, one line, no run folder left" \
   '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/storefile.err")" -eq 1 ] && grep -q "^vitmae: train --store: " "$dir/storefile.err" && [ ! -e "$dir/storefile" ]'
+# A store folder whose path leaves no room for its files' names under the 4096-byte limit (4075 bytes):
+# taken, and never written to (each image decoded again, not a word): now refused in one line, exit 1,
+# the folders made for it removed; --store auto there goes on without a store, said.
+lp="$dir/lp"; while [ ${#lp} -lt 3800 ]; do lp="$lp/$(printf 'y%.0s' $(seq 200))"; done
+lp="$lp/$(printf 'w%.0s' $(seq $((4075 - ${#lp} - 1))))"
+"$VITMAE" train $small --store "$lp" --out "$dir/storelong" > /dev/null 2> "$dir/storelong.err"; rc=$?
+t "--store of a 4075-byte path: exit 1, one line, nothing made ($rc: $(tail -c 160 "$dir/storelong.err"))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/storelong.err")" -eq 1 ] && grep -q "^vitmae: train --store: .*: a store folder whose path is 4075 bytes is too long: the names of its files would pass the 4096-byte path limit (at most [0-9]* bytes)$" "$dir/storelong.err" && [ ! -e "$dir/lp" ] && [ ! -e "$dir/storelong" ]'
+XDG_CACHE_HOME="$lp" run autolong --threads 2 --cache-mb 0; rc=$?
+t "--store auto under such a path: exit 0, said, no store ($rc)" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: --store auto: .*is too long: the names of its files would pass the 4096-byte path limit.*; going on without a store" "$dir/autolong.err" && grep -q "0 read from the store (0 written)" "$dir/autolong.log"'
 # The store's folder is made as every folder vitmae makes (cmd/output.h; data/dataset.c kept a copy of
 # its own): a --store longer than a path can be was cut to 4095 bytes, that shorter path's 20 folders
 # made, and the run refused with "<the cut path>: not a writable folder", the folders left behind.

@@ -715,6 +715,16 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
         free(abs);
         return -1;
     }
+    // Its files' names, "<16 hex>.work" and their temporary "....tmp.<host>.<pid>.<serial>", within the
+    // 4096-byte path limit: a folder near it was taken and never written to (its files' opens failed, each
+    // image decoded again, not a word; docs/data.md, "Cache, store and prefetch").
+    size_t most = 4095 - (1 + 21 + FILE_TMP_HOST_EXTRA);
+    if (strlen(abs) > most) {
+        snprintf(err, errlen, "%s: a store folder whose path is %zu bytes is too long: the names of its files would "
+                 "pass the 4096-byte path limit (at most %zu bytes)", dir, strlen(abs), most);
+        free(abs);
+        return -1;
+    }
     // Once a run, as it opens the store: the temporary files of this host's killed runs (a SIGKILL or a
     // power cut; a stop signal removes its own), whose maker is certainly gone. Another host's, or a
     // live process's, stay (docs/data.md).
