@@ -204,6 +204,16 @@ t "--store folders under umask 002: 775 ($rc: $(stat -c %a "$dir/gstore" "$dir/g
 # --cache-mb 0 with --store auto keeps the store under XDG_CACHE_HOME, never elsewhere.
 run auto --threads 2 --cache-mb 0
 t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitmae/work" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/auto/checkpoint.safetensors"'
+# --store auto weighs every image of --data, the held-out ones too, which share the cache (first come, step
+# 0's validation first): 500 images of 3 KB working images at --val-frac 0.5, --cache-mb 1, whose training
+# half (0.7 MB) fits alone. Weighed alone it went without a store, and the held-out half filled the cache:
+# 818 decodes for 500 images in 2 steps; now the store is made and each image decoded once.
+"$VITMAE_TOOLS/synth" "$dir/vsplit" --count 500 --size 40 --seed 3 >/dev/null
+XDG_CACHE_HOME="$dir/xdgsplit" "$VITMAE" train --data "$dir/vsplit" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 \
+  --dec-depth 1 --dec-heads 2 --batch 8 --steps 2 --val-frac 0.5 --cache-mb 1 --threads 2 --out "$dir/vsplitrun" > "$dir/vsplit.log" 2>&1; rc=$?
+t "--store auto counts the held-out images too: the store made, each image decoded once ($rc: $(grep "^working images" "$dir/vsplit.log" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && grep -q "^working images need 1\.[0-9]* MB, more than --cache-mb 1: keeping them in the store $dir/xdgsplit/vitmae/work$" "$dir/vsplit.log" &&
+   grep -q "^working images: 500 decoded, [0-9]* read from the store (500 written)" "$dir/vsplit.log"'
 # The line that says so gives a small set's size in MB with two digits ("need 0 MB, more than --cache-mb 0").
 t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "^working images need" "$dir/auto.log"))" \
   'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'

@@ -1426,7 +1426,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     // made stops the run before any folder or working image of the store (docs/interface.md, section 1).
     // A failure from here removes both folders when they are the run's own (cmd_finetune the store).
     StoreNote store_note = {.text = ""};   // said once the run folder is made
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made,
+    // Every image of --data, the held-out ones too: they share its cache (train's use_store).
+    if (run_use_store(&t->ds, NULL, t->ds.n, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made,
                       &store_note, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         unmake_folders(t);

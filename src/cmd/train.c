@@ -546,9 +546,12 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                                 err, errlen) ? 1 : 0;
 }
 
-// --store: the on-disk store of working images of the training images (cmd/runfolder.h).
+// --store: the on-disk store of working images of the --data folder's images (cmd/runfolder.h): the
+// training split's and those --val-frac holds out, which share its cache (first come: step 0's
+// validation fills it first). auto weighed the training split alone, and a folder whose training
+// images fit but not with the held-out ones went without a store, decoding again each epoch.
 static int use_store(Train *t, const Args *a, StoreNote *note, char *err, size_t errlen) {
-    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made, note,
+    return run_use_store(&t->ds, NULL, t->ds.n, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made, note,
                          err, errlen);
 }
 
