@@ -2365,8 +2365,7 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
     n->last = now_seconds();
 }
 
-void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog) {
-    (void)prog;   // the line breaks the progress bar itself (cli_out)
+void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb) {
     // Alike on every rank, as the sum below is collective: a rank without the store (another machine's
     // folder) still takes part (a store on rank 0 alone is enough for the line; rank 0 has one whenever
     // any rank has: run_share_store).

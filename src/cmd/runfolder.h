@@ -221,7 +221,7 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog);
 // and working images are no longer written there (data/dataset.h's DataStats.store_left), "the disk of
 // the store DIR has less than --store-min-free N MB free: ..." on stdout (docs/data.md). Collective
 // under mpirun (the job's count; rank 0 says it), as run_wait_note.
-void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog);
+void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once

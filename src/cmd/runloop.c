@@ -305,7 +305,7 @@ int run_loop(const RunLoop *L) {
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_log) {   // collective under mpirun, as the row's exchange
                 run_wait_note(&note, L->ds, &prog);
-                run_store_left_note(&note, L->ds, L->store_min_free_mb, &prog);
+                run_store_left_note(&note, L->ds, L->store_min_free_mb);
             }
             // A stop asked for during these outputs (rank 0's validation given up) or since, at any rank:
             // the run ends at this step, saved at once, and no step more is trained. The stop was learnt

@@ -839,6 +839,9 @@ static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size
 // no user call sets, and one put in its place by a rename a new inode (not the device, which another
 // host of a shared store may number otherwise).
 #define STORE_VERSION 3u
+// A store file: its head ("VMWK", version, w, h, c, CRC-32, key length: 7 u32), its key, its pixels.
+enum { STORE_HEAD = 28 };
+static size_t store_file_bytes(const char *key, size_t pixels) { return STORE_HEAD + strlen(key) + pixels; }
 
 // The store file's crc32: of head's w, h and c (bytes 8 to 19), then of the n pixels.
 static uint32_t store_crc(const uint8_t *head, const uint8_t *px, size_t n) {
@@ -870,7 +873,7 @@ static int store_read(const char *file, const char *key, int T, WorkImage *out) 
     struct stat sb;
     FILE *f = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "rb") : NULL;
     if (!f) { close(fd); return -1; }
-    uint8_t head[28];
+    uint8_t head[STORE_HEAD];
     size_t klen = strlen(key);
     int ok = fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "VMWK", 4) &&
              get_u32(head + 4) == STORE_VERSION && get_u32(head + 24) == klen;
@@ -908,7 +911,7 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
         return -1;
     }
     size_t klen = strlen(key), n = (size_t)wi->w * wi->h * wi->c;
-    uint8_t head[28];
+    uint8_t head[STORE_HEAD];
     memcpy(head, "VMWK", 4);
     put_u32(head + 4, STORE_VERSION);
     put_u32(head + 8, (uint32_t)wi->w);
@@ -935,19 +938,19 @@ size_t dataset_unstored_bytes(const Dataset *ds, const int *idx, int n) {
         struct stat sb;
         // A stat, not a read: a regular file of the size store_write gives this key's image.
         int stored = store_key(ds, i, key, sizeof key, file, sizeof file) == 0 && stat(file, &sb) == 0 &&
-                     S_ISREG(sb.st_mode) && (size_t)sb.st_size == 28 + strlen(key) + bytes;
+                     S_ISREG(sb.st_mode) && (size_t)sb.st_size == store_file_bytes(key, bytes);
         if (!stored) total += bytes;
     }
     return total;
 }
 
-// Whether the store's disk keeps at least sh->store_min_free bytes free once wi's file (its 28 bytes of
-// head, its key and pixels) is written there (docs/data.md, "Cache, store and prefetch"). A disk whose
-// free space cannot be told is written to, as without the floor.
+// Whether the store's disk keeps at least sh->store_min_free bytes free once wi's file (store_file_bytes)
+// is written there (docs/data.md, "Cache, store and prefetch"). A disk whose free space cannot be told
+// is written to, as without the floor.
 static int store_has_room(const DataShared *sh, const char *key, const WorkImage *wi) {
     double room;
     if (sh->store_min_free <= 0 || file_free_bytes(sh->store_dir, &room) != 0) return 1;
-    return room - (double)(28 + strlen(key) + (size_t)wi->w * wi->h * wi->c) >= sh->store_min_free;
+    return room - (double)store_file_bytes(key, (size_t)wi->w * wi->h * wi->c) >= sh->store_min_free;
 }
 
 // Item i's working image: from the cache, the store, or decoded (then stored and cached when the

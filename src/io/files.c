@@ -568,32 +568,20 @@ int file_sync_folder_of(const char *path, char *err, size_t errlen) {
     return e ? -1 : 0;
 }
 
-int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
-                            size_t errlen) {
-    size_t tlen = strlen(path) + FILE_TMP_EXTRA;
-    char *tmp = malloc(tlen);
-    if (!tmp) { snprintf(err, errlen, "%.*s: out of memory", FILE_NAME_CUT, path); return -1; }
-    file_tmp_name(path, tmp, tlen);
-    int rc = file_write_parts_to(tmp, path, parts, lens, n, err, errlen);
-    if (!rc) rc = file_publish_atomic(tmp, path, err, errlen);
-    else file_tmp_forget(tmp);
-    free(tmp);
-    return rc;
-}
-
-int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
-    return file_write_parts_atomic(path, &data, &len, 1, err, errlen);
-}
-
 static int move_noreplace(const char *tmp, const char *path);
 
-int file_write_new_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+// file_write_parts_atomic and file_write_new_atomic: the parts to a temporary file, then published at
+// path over what is there (file_publish_atomic) or, replace 0, over nothing (move_noreplace); errno as
+// io/files.h says of file_write_new_atomic.
+static int write_atomic(const char *path, const void *const *parts, const size_t *lens, int n, int replace, char *err,
+                        size_t errlen) {
     size_t tlen = strlen(path) + FILE_TMP_EXTRA;
     char *tmp = malloc(tlen);
     if (!tmp) { snprintf(err, errlen, "%.*s: out of memory", FILE_NAME_CUT, path); errno = ENOMEM; return -1; }
     file_tmp_name(path, tmp, tlen);
-    int rc = file_write_to(tmp, path, data, len, err, errlen), e = rc ? EIO : 0;
+    int rc = file_write_parts_to(tmp, path, parts, lens, n, err, errlen), e = rc ? EIO : 0;
     if (rc) file_tmp_forget(tmp);
+    else if (replace) rc = file_publish_atomic(tmp, path, err, errlen);
     else if ((e = move_noreplace(tmp, path))) {
         char why[128];
         file_tmp_remove(tmp);
@@ -606,6 +594,19 @@ int file_write_new_atomic(const char *path, const void *data, size_t len, char *
     free(tmp);
     errno = rc && e ? e : 0;   // 0: published, only its folder's sync failed
     return rc;
+}
+
+int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
+                            size_t errlen) {
+    return write_atomic(path, parts, lens, n, 1, err, errlen);
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    return write_atomic(path, &data, &len, 1, 1, err, errlen);
+}
+
+int file_write_new_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    return write_atomic(path, &data, &len, 1, 0, err, errlen);
 }
 
 int file_group_add(FileGroup *g, const char *tmp, const char *path) {
