@@ -534,7 +534,9 @@ t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was sa
 # at its name): the run's first checkpoint, the stop's, is in the folder, and the line said "no
 # checkpoint was saved yet: the steps run are lost".
 for keep in 2 0; do
-  rm -f "$dir/int5.gate" "$dir/int5.gate.held"
+  # The log of the round before goes first: its "step 3/" sent the next round's first Ctrl-C before the
+  # run had its handler (a background job's SIGINT is ignored until then), and the run never stopped.
+  rm -f "$dir/int5.gate" "$dir/int5.gate.held" "$dir/int5.log" "$dir/int5.err"
   VITMAE_FAULT_HOLD_AFTER_PUBLISH="$dir/int5.gate" "$VITMAE" train $small --steps 100000 --eval-every 100000 --keep $keep --log-every 1 --threads 1 --out "$dir/int5" > "$dir/int5.log" 2> "$dir/int5.err" &
   pid=$!
   i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int5.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
