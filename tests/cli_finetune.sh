@@ -727,6 +727,12 @@ t "resuming an ended run rewrites none of its files" 'cmp -s "$dir/ended/checkpo
 t "an ended run resumed into another --out: exit 0, nothing to train, no folder ($rc2: $(cat "$dir/again2.log"))" '[ $rc2 -eq 0 ] && grep -q "nothing to train" "$dir/again2.log" && [ ! -e "$dir/ended-copy" ]'
 t "resuming an ended run: exit 0, nothing to train, said ($rc: $(grep "last step" "$dir/again.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, [0-9]*: nothing to train" "$dir/again.log"'
+# ... and given another --pixel-norm that needs no image: refused as when the run goes on, exit 2 (it
+# was taken, exit 0, "nothing to train", where --smoothing was refused).
+"$VITMAE" finetune --resume "$dir/resumed" --pixel-norm imagenet > "$dir/again4.log" 2> "$dir/again4.err"; rc=$?
+t "an ended run resumed with --pixel-norm imagenet: exit 2, one line ($rc: $(cat "$dir/again4.err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/again4.err")" -eq 1 ] && [ ! -s "$dir/again4.log" ] &&
+   grep -q "^vitmae: finetune --resume: --pixel-norm imagenet cannot change when a run resumes (this run.s is " "$dir/again4.err"'
 # --resume RUN without --out goes on in RUN: a run folder that fails there names --resume, the flag
 # given (it said "finetune --out:", a flag the user never gave), as train's (tests/cli_runfolder.sh).
 long="$dir/long"

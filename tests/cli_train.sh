@@ -302,6 +302,15 @@ t "a resume given --eval-every 3 alone: snapshots and sheets at 21 and 24 ($rc: 
 t "an ended run resumed with its own --steps 20: exit 0, nothing to train ($rc: $(cat "$dir/again3.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, 20: nothing to train (--steps N, more than 20, extends it)" "$dir/again3.log" &&
    cmp -s "$dir/ended/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# ... and given another --pixel-norm that needs no image (none, imagenet): refused as when the run goes
+# on, exit 2 (it was taken, exit 0, "nothing to train", where --mask-ratio 0.5 was refused); `dataset`
+# is not measured there (no image is decoded), so taken.
+"$VITMAE" train --resume "$dir/resumed" --pixel-norm none > "$dir/again4.log" 2> "$dir/again4.err"; rc=$?
+"$VITMAE" train --resume "$dir/resumed" --pixel-norm dataset > /dev/null 2>&1; rc2=$?
+t "an ended run resumed with --pixel-norm none: exit 2, one line ($rc: $(cat "$dir/again4.err")), dataset taken ($rc2)" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/again4.err")" -eq 1 ] && [ ! -s "$dir/again4.log" ] &&
+   grep -q "^vitmae: train --resume: --pixel-norm none cannot change when a run resumes (this run.s is mean " "$dir/again4.err" &&
+   [ $rc2 -eq 0 ] && cmp -s "$dir/ended/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone,
 # so the two disagreed at every row), also across a resume between rows.

@@ -1495,6 +1495,14 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     // and no folder made, moved, locked or written, no image decoded, as train (docs/data.md, "Run
     // folders"). The same decision on every rank: they resumed the same state.
     if (t->resuming[0] && r->step >= r->total_steps) {
+        // Its --pixel-norm none or imagenet compared all the same (no image needed; `dataset` would decode
+        // them): it was taken, exit 0, where --smoothing was refused (docs/interface.md, section 5).
+        if (strcmp(t->a.pixel_norm, "dataset") &&
+            run_resume_same_pixel_norm("finetune", t->a.pixel_norm, &t->cfg.enc, &t->ds, t->train_idx, t->ntrain, flags,
+                                       nflags, resume_way(r, 1, NULL, 0), err, sizeof err)) {
+            cli_error(NULL, "%s", err);
+            return CLI_USAGE;
+        }
         cli_out("%s", t->resuming);
         cli_out("the run has reached its last step, %ld: nothing to train", r->total_steps);
         t->ended = 1;

@@ -901,9 +901,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             }
         }
         if (!rc && !ended && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
-        // A resume given --pixel-norm measures as the run did when it started, to compare (a run at its last
-        // step decodes nothing and trains nothing: not compared).
-        int stats_rc = rc || ended || a->init ? 0
+        // A resume given --pixel-norm measures as the run did when it started, to compare. A run at its last
+        // step decodes nothing: its `dataset` is not measured, but `none` and `imagenet` need no image and
+        // are compared (they were taken, exit 0, where --mask-ratio was refused; docs/interface.md, section 5).
+        int stats_rc = rc || (ended && !strcmp(a->pixel_norm, "dataset")) || a->init ? 0
                        : !resuming ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                        : run_resume_same_pixel_norm("train", a->pixel_norm, &t->cfg, &t->ds, t->train_idx, t->ntrain, flags,
                                                     nflags, KEEP_WAY("--pixel-norm"), err, sizeof err);
