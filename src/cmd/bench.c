@@ -34,9 +34,10 @@
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
 //     2x that (dx = dy W and dW = dy^T x), except the patch embedding whose input needs no gradient
-//     (backward 1x). Counted: patch embedding (M = B*K, C*P*P -> D), per encoder block qkv (D -> 3D),
-//     proj (D -> D), fc1 (D -> 4D), fc2 (4D -> D) on M = B*(1+K); decoder_embed (B*(1+K), D -> Dd);
-//     the same four per decoder block on M = B*(1+L); decoder_pred (B*L, Dd -> P*P*C).
+//     (backward 1x). Counted as the model computes them (docs/performance.md, "Method"): patch embedding
+//     (M = B*L, every patch before the masking, C*P*P -> D), per encoder block qkv (D -> 3D), proj
+//     (D -> D), fc1 (D -> 4D), fc2 (4D -> D) on M = B*(1+K); decoder_embed (B*(1+K), D -> Dd); the same
+//     four per decoder block on M = B*(1+L); decoder_pred (B*(1+L), Dd -> P*P*C: CLS's row too).
 //   attention per image: QK^T and AV, each 2*T*T*D over all heads (T tokens): forward 4*T^2*D,
 //     backward 2x (dV, dP, dQ, dK).
 //   Not counted: LayerNorm, GELU, softmax, residual adds, the loss and AdamW (element-wise, O(N*C)).
@@ -46,26 +47,30 @@ static double flop_count(const MaeConfig *c, int B, int K) {
     double lin_enc = 2.0 * B * Te * (D * 3 * D + D * D + 2 * D * r * D);
     double lin_dec = 2.0 * B * Td * (Dd * 3 * Dd + Dd * Dd + 2 * Dd * r * Dd);
     double att_enc = 4.0 * B * Te * Te * D, att_dec = 4.0 * B * Td * Td * Dd;
-    double patch = 2.0 * B * K * pd * D;
-    double dembed = 2.0 * B * Te * D * Dd, dpred = 2.0 * B * L * Dd * pd;
+    double patch = 2.0 * B * L * pd * D;
+    double dembed = 2.0 * B * Te * D * Dd, dpred = 2.0 * B * Td * Dd * pd;
     double fwd = c->depth * (lin_enc + att_enc) + c->dec_depth * (lin_dec + att_dec) + patch + dembed + dpred;
     return 3.0 * fwd - patch;   // backward 2x everything except the patch embedding's missing dx
 }
 
 // Of those, the ones a step leaves out (docs/design.md, "The decoder's last block on the removed patches"
 // and "The decoder's mask tokens once"):
+//   - the patch embedding of the L - K removed patches (forward and its weight's gradient): the step
+//     embeds the kept patches only;
+//   - decoder_pred's CLS row (forward and backward), whose prediction the model drops;
 //   - the decoder's last block past its qkv (the attention's queries, proj, fc1, fc2) and decoder_pred
-//     run on the removed patches' rows only: the 1 + K rows of CLS and visible patches (K rows of
-//     decoder_pred) skipped, forward and backward (the attention's 4 (1 + K) (1 + L) Dd an image);
+//     run on the removed patches' rows only: the 1 + K rows of CLS and visible patches skipped, forward
+//     and backward (the attention's 4 (1 + K) (1 + L) Dd an image);
 //   - the first decoder block's qkv takes the B' (L - K) mask tokens of a forward of B' images as L rows
 //     where L is fewer (forward), and a group's (per images) likewise (its two backward products).
 // A step's forwards take `at_once` groups of `per` images (the last one the groups left over).
 static double flop_skipped(const MaeConfig *c, int B, int K, int per, int at_once) {
-    double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio, R = L - K;
-    if (R <= 0) return 0.0;   // no patch removed: the full forward
+    double L = mae_num_patches(c), pd = mae_patch_dim(c), D = c->embed_dim, Dd = c->dec_embed_dim, r = c->mlp_ratio,
+           R = L - K;
+    if (R <= 0) return 3.0 * 2.0 * B * Dd * pd;   // no patch removed: the full forward, CLS's decoder_pred row aside
     double own = B * (1.0 + K);   // the CLS and visible rows of the B images
     double block = c->dec_depth > 0 ? 2.0 * own * (Dd * Dd + 2 * Dd * r * Dd) + 4.0 * own * (1.0 + L) * Dd : 0.0;
-    double skip = 3.0 * (block + 2.0 * B * K * Dd * pd);
+    double skip = 3.0 * (block + 2.0 * own * Dd * pd) + 2.0 * (2.0 * B * R * pd * D);
     if (c->dec_depth == 0 || per < 1 || at_once < 1) return skip;
     double qkv = 2.0 * Dd * 3 * Dd;   // one row's qkv, forward
     int groups = B / per;
