@@ -3,7 +3,7 @@
 # ImageOps.exif_transpose) in JPEG, PNG (eXIf chunk, text chunks, XMP; before and after the image data,
 # in files larger than the probe's first read too) and WebP (EXIF chunk; lossy and lossless),
 # orientation tags in every type and byte order (those PIL applies and those it ignores), repeated
-# tags, WebP lossy / lossless / with alpha, CMYK JPEG (with and without the Adobe marker), progressive
+# tags, IFD0 entries whose values run past the EXIF block's end (PIL reads no entry after them), WebP lossy / lossless / with alpha, CMYK JPEG (with and without the Adobe marker), progressive
 # JPEG, greyscale JPEG; each file's decode and its header probe's size. Files are written here by PIL; build/tools/imgdump gives
 # vitmae's decode (and, with --probe, image_probe's size).
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -61,6 +61,8 @@ def tiff(entries, be=False):
             extra += value
     return out + struct.pack(e + "I", 0) + extra
 def quirks(e):
+    o = lambda offset: struct.pack(e + "I", offset)
+    s = lambda k: (0x112, 3, 1, struct.pack(e + "H", k))
     return {
         "byte6": [(0x112, 1, 1, b"\6")],          # PIL reads b'\x06': not applied
         "ascii6": [(0x112, 2, 2, b"6\0")],         # '6': not applied
@@ -95,6 +97,19 @@ def quirks(e):
         "twice3_ifd6": [(0x112, 3, 1, struct.pack(e + "H", 3)), (0x112, 13, 1, struct.pack(e + "I", 6))],
         "twice_ifd6_3": [(0x112, 13, 1, struct.pack(e + "I", 6)), (0x112, 3, 1, struct.pack(e + "H", 3))],
         "twice_long8_5_type14": [(0x112, 16, 1, struct.pack(e + "Q", 5)), (0x112, 14, 1, struct.pack(e + "H", 3))],
+        # An entry of a type PIL knows whose values run past the block's end (ImageFile._safe_read's
+        # "Truncated File Read"): PIL reads no IFD0 entry from it on, those before it stay; libexif
+        # drops that entry alone. The offsets are written as the value (o); two entries make 38 bytes.
+        "make_past_end_6": [(0x10F, 2, 20, o(200)), s(6)],
+        "make_count7fffffff_6": [(0x10F, 2, 0x7FFFFFFF, o(8)), s(6)],
+        "undefined_past_end_6": [(0x10E, 7, 100, o(1000)), s(6)],
+        "make_1_past_end_6": [(0x10F, 2, 8, o(31)), s(6)],           # 31 + 8 = 39 bytes
+        "make_to_end_6": [(0x10F, 2, 8, o(30)), s(6)],               # 30 + 8 = 38: read, 6 applied
+        "orient_past_end_6": [(0x112, 3, 4, o(1000)), s(6)],
+        "long8_past_end_6": [(0x10F, 16, 10, o(1000)), s(6)],
+        "type14_past_end_6": [(0x10F, 14, 100, o(1000)), s(6)],      # a type PIL skips unread: 6
+        "6_make_past_end": [s(6), (0x10F, 2, 20, o(200))],           # 6
+        "6_make_past_end_3": [s(6), (0x10F, 2, 20, o(200)), s(3)],   # 6
     }
 for be in (False, True):
     for name, entries in quirks(">" if be else "<").items():

@@ -220,13 +220,36 @@ static int exif_wide_orientation(const uint8_t *tiff, size_t len, size_t entry, 
     return v >= 2 && v <= 8 ? (int)v : 1;
 }
 
+// Whether PIL cannot read the values of the IFD0 entry at entry, so that it reads no entry from there
+// on: PIL 9.4's ImageFileDirectory_v2.load (PIL/TiffImagePlugin.py) skips a type it does not know,
+// and for one it knows reads count * unit bytes, at the entry's offset when over 4, with
+// ImageFile._safe_read, whose "Truncated File Read" when they run past the block's end is caught
+// around the whole loop: that entry and every one after it are dropped (the ones before stay).
+// libexif drops that entry alone and reads on.
+static int exif_entry_cuts_ifd(const uint8_t *tiff, size_t len, size_t entry, ExifByteOrder bo) {
+    // PIL's unit size per TIFF type 1..16 (0: a type it skips)
+    static const uint8_t unit[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
+    unsigned format = exif_get_short(tiff + entry + 2, bo);
+    if (format >= sizeof unit || unit[format] == 0) return 0;
+    uint64_t size = (uint64_t)exif_get_long(tiff + entry + 4, bo) * unit[format];
+    return size > 4 && (uint64_t)exif_get_long(tiff + entry + 8, bo) + size > len;
+}
+
+// Renames the orientation entry at entry of the TIFF in block (after its "Exif\0\0") to tag.
+static void exif_set_tag(uint8_t *block, size_t entry, uint16_t tag, ExifByteOrder bo) {
+    block[6 + entry] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag & 0xff : tag >> 8);
+    block[6 + entry + 1] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag >> 8 : tag & 0xff);
+}
+
 // The orientation of an EXIF block, tiff pointing at its TIFF header ("II*\0" or "MM\0*"): 0 when
 // IFD0 has no orientation entry, else 1..8 as above. libexif keeps the first of two entries with the
 // same tag, PIL the last one it can read: so when IFD0 names the orientation more than once, the
 // block is loaded once per copy, from the last back, with the other copies' tags renamed, until one
-// loads. Only IFD0's table of tags is looked at here; libexif reads the values, except those of
-// types IFD and LONG8, which it drops and PIL reads (exif_wide_orientation). -1 out of memory: the
-// caller fails the image rather than give it unturned (docs/data.md, "out of memory").
+// loads. Copies at or after an entry whose values run past the block's end are renamed too: PIL reads
+// no entry from there on (exif_entry_cuts_ifd). Only IFD0's table of tags is looked at here; libexif
+// reads the values, except those of types IFD and LONG8, which it drops and PIL reads
+// (exif_wide_orientation). -1 out of memory: the caller fails the image rather than give it unturned
+// (docs/data.md, "out of memory").
 static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (len > UINT_MAX - 6) return 0;
     uint8_t *block = malloc(len + 6);
@@ -239,8 +262,14 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (len >= 8 && (!memcmp(tiff, "II", 2) || !memcmp(tiff, "MM", 2))) {
         size_t ifd0 = exif_get_long(tiff + 4, bo);
         size_t count = ifd0 <= len - 2 ? exif_get_short(tiff + ifd0, bo) : 0;
-        for (size_t i = 0; i < count && ifd0 + 2 + 12 * (i + 1) <= len && n < 64; i++)
-            if (exif_get_short(tiff + ifd0 + 2 + 12 * i, bo) == EXIF_TAG_ORIENTATION) at[n++] = ifd0 + 2 + 12 * i;
+        int cut = 0;   // PIL has stopped reading IFD0 at an earlier entry or this one
+        for (size_t i = 0; i < count && ifd0 + 2 + 12 * (i + 1) <= len; i++) {
+            size_t entry = ifd0 + 2 + 12 * i;
+            cut = cut || exif_entry_cuts_ifd(tiff, len, entry, bo);
+            if (exif_get_short(tiff + entry, bo) != EXIF_TAG_ORIENTATION) continue;
+            if (cut) exif_set_tag(block, entry, EXIF_HIDDEN_TAG, bo);
+            else if (n < 64) at[n++] = entry;
+        }
     }
     int orientation = 0;
     if (n == 0) orientation = exif_load_orientation(block, len + 6);
@@ -250,11 +279,8 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
             orientation = exif_wide_orientation(tiff, len, at[k], bo);
             continue;
         }
-        for (int i = 0; n > 1 && i < n; i++) {
-            uint16_t tag = i == k ? EXIF_TAG_ORIENTATION : EXIF_HIDDEN_TAG;
-            block[6 + at[i]] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag & 0xff : tag >> 8);
-            block[6 + at[i] + 1] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag >> 8 : tag & 0xff);
-        }
+        for (int i = 0; n > 1 && i < n; i++)
+            exif_set_tag(block, at[i], i == k ? EXIF_TAG_ORIENTATION : EXIF_HIDDEN_TAG, bo);
         orientation = exif_load_orientation(block, len + 6);
     }
     free(block);
