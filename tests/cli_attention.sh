@@ -1000,6 +1000,30 @@ in_1g "$VITMAE" attention --ckpt "$ck" --out "$tmp/mbo2" --threads 1 --scale 30 
 t "... --head mean --layer all: the advice names --layer and --scale, not --head ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && grep -qx "vitmae: $bigp: montage of [0-9]* x [0-9]* tiles too large ([0-9]* x [0-9]* pixels): --layer N draws one layer, a smaller --scale smaller tiles" "$tmp/err"'
 rm -rf "$tmp/mbig" "$tmp/mbo" "$tmp/mbo2"
+# One map a layer (--layer all --head mean) goes in a grid whose column count divides the layers; the
+# nearest square (2 x 2 of 4 layers) too large is not the end: fewer columns for a grid too wide, more
+# for one too tall. A 1 x 550 photo at --scale 60 (tiles 60 x 33000) was refused,
+# "montage of 2 x 2 tiles too large (380 x 66114 pixels)", where 4 x 1 fits, and a 550 x 1 photo (2 x 2
+# 66030 wide) where 1 x 4 fits; now drawn so. Both too large for any grid: refused with the 2 x 2 size.
+"$VITMAE_TOOLS/synth" "$tmp/d4" --count 4 --size 16 --seed 4 >/dev/null
+"$VITMAE" train --data "$tmp/d4" --img 16 --patch 4 --dim 32 --depth 4 --heads 2 --dec-dim 32 --dec-depth 1 \
+  --dec-heads 2 --batch 4 --steps 1 --val-frac 0 --threads 1 --out "$tmp/d4r" >/dev/null 2>&1
+python3 -c 'import struct, sys, zlib
+def png(path, w, h):
+    raw = b"".join(b"\0" + bytes(v for x in range(w) for v in ((x + y) % 256, 90, 200)) for y in range(h))
+    def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+png(sys.argv[1] + "/tall.png", 1, 550); png(sys.argv[1] + "/broad.png", 550, 1); png(sys.argv[1] + "/big.png", 550, 550)' "$tmp"
+"$VITMAE" attention --ckpt "$tmp/d4r" --out "$tmp/d4o" --threads 1 --layer all --head mean --scale 60 \
+  "$tmp/tall.png" "$tmp/broad.png" "$tmp/big.png" >/dev/null 2>"$tmp/err"; rc=$?
+png_size() { python3 -c 'import struct, sys; b = open(sys.argv[1], "rb").read(24); print("%d x %d" % struct.unpack(">II", b[16:24]))' "$1" 2>/dev/null; }
+tall_size=$(png_size "$tmp/d4o/tall.attn.png"); broad_size=$(png_size "$tmp/d4o/broad.attn.png")
+t "4 layers a map each: a 1 x 550 photo in 4 x 1 tiles ($tall_size), a 550 x 1 in 1 x 4 ($broad_size), one too large for any grid refused ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+   grep -qx "vitmae: $tmp/big.png: montage of 2 x 2 tiles too large (66030 x 66[0-9]* pixels): --layer N draws one layer, a smaller --scale smaller tiles" "$tmp/err" &&
+   [ "${tall_size% x *}" -lt 1000 ] && [ "${tall_size#* x }" -lt 34000 ] && [ "${broad_size% x *}" -lt 34000 ] && [ "${broad_size#* x }" -lt 1000 ]'
+rm -rf "$tmp/d4" "$tmp/d4r" "$tmp/d4o" "$tmp/tall.png" "$tmp/broad.png" "$tmp/big.png"
 
 # An image's folder of maps that is a symbolic link (to a user's folder, to a file, to nothing): refused
 # without --force, replaced by a folder with it, never written through; the user's files at the link's

@@ -152,6 +152,20 @@ static void test_montage(void) {
     CHECK(montage_plan(&m, 12, 5, 10, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1, "5 columns of 12 refused");
     CHECK(montage_plan(&m, 0, 0, 10, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1, "no tile refused");
     CHECK(montage_plan(&m, 4, 4, 30000, 10, 0, 0, 0, 1, 0, 0, err, sizeof err) == -1, "too wide refused");
+    // Columns chosen (0): where the nearest square (3 x 2 of 6) is too large, the nearest divisor of 6
+    // that fits, fewer columns for a grid too wide, more for one too tall (a 1 x 4000 photo's 6 layers
+    // at --scale 16 were refused, 400 x 128114 pixels, where 6 x 1 fits); the preferred grid named when
+    // none fits, and columns given are kept.
+    CHECK(montage_plan(&m, 6, 0, 10, 40000, 0, 0, 0, 0, 0, 0, err, sizeof err) == 0 && m.cols == 6 && m.rows == 1 &&
+          m.w == 60 && m.h == 40000, "6 tall tiles: 6 x 1 (%d x %d, %d x %d)", m.cols, m.rows, m.w, m.h);
+    CHECK(montage_plan(&m, 6, 0, 30000, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == 0 && m.cols == 2 && m.rows == 3 &&
+          m.w == 60000 && m.h == 30, "6 wide tiles: 2 x 3 (%d x %d)", m.cols, m.rows);
+    CHECK(montage_plan(&m, 6, 0, 40000, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == 0 && m.cols == 1 && m.rows == 6,
+          "6 wider tiles: 1 x 6 (%d x %d)", m.cols, m.rows);
+    CHECK(montage_plan(&m, 6, 0, 40000, 40000, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1 &&
+          !strcmp(err, "montage of 3 x 2 tiles too large (120000 x 80000 pixels)"), "none fits: %s", err);
+    CHECK(montage_plan(&m, 6, 3, 10, 40000, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1 &&
+          !strcmp(err, "montage of 3 x 2 tiles too large (30 x 80000 pixels)"), "3 columns given: %s", err);
 }
 
 // The labels of a horizontal bar drawn for [vmin, vmax] are exactly the text of those two values:

@@ -520,7 +520,9 @@ static int montage_layout(Montage *mo, const Plan *p, const int *layer_of, const
                           int tile_w, int tile_h, int head_h, char *err, size_t errlen) {
     double ts = montage_text_size(tile_w);
     int pad = MONTAGE_PAD, lh = text_line_height(ts);
-    int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
+    // A row per layer of several maps; one map a layer: the grid montage_plan chooses (0), the nearest
+    // square unless that is too large and another grid without an empty cell fits.
+    int cols = p->nspec > 1 ? p->nspec : 0;
     // A cell holds its label and its bar's numbers however narrow the photo (1 x 4000 pixels: tiles 1 px
     // wide), and the header wraps at no fewer than MONTAGE_MIN_TEXT_W pixels.
     int min_cell = MONTAGE_MIN_BAR_W;

@@ -136,6 +136,13 @@ int montage_auto_cols(int n) {
     return n;
 }
 
+// The size of m's cells in a grid of cols columns (cols divides n), in pixels (overlay.h).
+static void montage_size(const Montage *m, int n, int cols, int min_w, long *w, long *h) {
+    *w = m->pad + (long)cols * (m->cell_w + m->pad);
+    *h = m->head_h + m->pad + (long)(n / cols) * (m->cell_h + m->pad);
+    if (*w < min_w) *w = min_w;
+}
+
 int montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_h, int bar_h, int head_h,
                  int pad, int min_cell_w, int min_w, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
@@ -144,19 +151,32 @@ int montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_
         snprintf(err, errlen, "montage of %d tiles of %dx%d: bad sizes", n, tile_w, tile_h);
         return -1;
     }
-    if (cols <= 0) cols = montage_auto_cols(n);
+    int choose = cols <= 0;
+    if (choose) cols = montage_auto_cols(n);
     if (n % cols) { snprintf(err, errlen, "%d columns do not divide %d tiles", cols, n); return -1; }
-    m->n = n; m->cols = cols; m->rows = n / cols;
-    m->tile_w = tile_w; m->tile_h = tile_h; m->label_h = label_h; m->bar_h = bar_h;
+    m->n = n; m->tile_w = tile_w; m->tile_h = tile_h; m->label_h = label_h; m->bar_h = bar_h;
     m->head_h = head_h; m->pad = pad;
     m->cell_w = tile_w > min_cell_w ? tile_w : min_cell_w; m->cell_h = label_h + tile_h + bar_h;
     m->tile_x = (m->cell_w - tile_w) / 2;
-    long w = pad + (long)cols * (m->cell_w + pad), h = head_h + pad + (long)m->rows * (m->cell_h + pad);
-    if (w < min_w) w = min_w;
+    long w, h;
+    montage_size(m, n, cols, min_w, &w, &h);
     if (w > VIZ_MAX_SIDE || h > VIZ_MAX_SIDE) {
-        snprintf(err, errlen, "montage of %d x %d tiles too large (%ld x %ld pixels)", cols, m->rows, w, h);
-        return -1;
+        // The width grows with the columns and the height shrinks, so only fewer columns can help a grid
+        // too wide and only more one too tall (both: none can); the nearest such divisor that fits.
+        int step = w > VIZ_MAX_SIDE ? -1 : 1, fit = 0;
+        for (int c = cols + step; choose && !fit && c >= 1 && c <= n; c += step) {
+            long cw, ch;
+            if (n % c) continue;
+            montage_size(m, n, c, min_w, &cw, &ch);
+            if (cw <= VIZ_MAX_SIDE && ch <= VIZ_MAX_SIDE) { fit = c; w = cw; h = ch; }
+        }
+        if (!fit) {   // the preferred grid's size is the one told
+            snprintf(err, errlen, "montage of %d x %d tiles too large (%ld x %ld pixels)", cols, n / cols, w, h);
+            return -1;
+        }
+        cols = fit;
     }
+    m->cols = cols; m->rows = n / cols;
     m->w = (int)w; m->h = (int)h;
     return 0;
 }

@@ -53,7 +53,9 @@ typedef struct {
 // Columns for n tiles without an empty cell: the smallest divisor of n that is >= sqrt(n)
 // (a square when n is one; wider than tall otherwise; one row when n is prime).
 int  montage_auto_cols(int n);
-// Fills m. cols must divide n (0 = montage_auto_cols). 0 ok, -1 with err (bad sizes, too large).
+// Fills m. cols must divide n. cols 0 chooses: montage_auto_cols(n), or where that grid is more than
+// VIZ_MAX_SIDE wide (tall) the most (fewest) columns below (above) it that divide n and fit; the error
+// ("too large") names the montage_auto_cols grid when none fits. 0 ok, -1 with err (bad sizes, too large).
 int  montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_h, int bar_h, int head_h,
                   int pad, int min_cell_w, int min_w, char *err, size_t errlen);
 // Top-left of tile i's cell (its label) and of its picture.
