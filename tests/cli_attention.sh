@@ -783,6 +783,15 @@ ls -R "$tmp/sigterm" > "$tmp/sigterm.before"
 signal_at_gate BEFORE_PUBLISH "$tmp/gokept" INT attention --ckpt "$ck" --out "$tmp/sigterm" --layer 0 --head 0 "$img"
 t "SIGINT before the first image, an --out folder that was there: as it was ($rc)" \
   '[ $rc -eq 130 ] && ls -R "$tmp/sigterm" | cmp -s - "$tmp/sigterm.before"'
+# SIGTERM once the image's maps are published, before its line (held at HOLD_AFTER_PUBLISH): the line
+# is said, then the run ends by the signal, no page (it ended between the two, the maps on disk and
+# their line never said).
+env --default-signal VITMAE_FAULT_HOLD_AFTER_PUBLISH="$tmp/goslin" "$VITMAE" attention --ckpt "$ck" --out "$tmp/slin" \
+  --layer 0 --head 0 "$img" > "$tmp/slin.out" 2> /dev/null &
+pid=$!; wait_gate "$tmp/goslin" $pid
+kill -TERM $pid; sleep 0.3; touch "$tmp/goslin"; wait $pid; rc=$?
+t "SIGTERM between the image's publish and its line: the line said ($(cat "$tmp/slin.out")), ended by it ($rc), no page" \
+  '[ $rc -eq 143 ] && grep -qx "$img: 1 map -> $tmp/slin/attn_input.attn.png" "$tmp/slin.out" && [ ! -e "$tmp/slin/index.html" ]'
 # A --force run stopped once its image replaced an earlier run's (held as its page is written whole under
 # its temporary name: HOLD_AFTER_WRITE) left the earlier index.html, linking the maps of layers 0 and 1
 # that the run had removed. That page goes with the first image published.

@@ -556,6 +556,20 @@ for c in embed probe; do
   t "$c: SIGTERM while writing: ended by it ($rc), no temporary file left ($(ls "$tmp/sig$c" | tr "\n" " "))" \
     '[ $rc -eq 143 ] && [ -z "$(ls -A "$tmp/sig$c")" ]'
 done
+# SIGTERM once the files are published, before the line that says them (held at HOLD_AFTER_PUBLISH):
+# the line is said, then the command ends by the signal (it ended between the two, the files on disk
+# and their line never said).
+for c in embed probe; do
+  mkdir -p "$tmp/sl$c"
+  if [ $c = embed ]; then set -- embed --ckpt "$ck" --out "$tmp/sl$c/f.npy" "$tmp/train"; said=" -> $tmp/sl$c/f.npy ["
+  else set -- probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/sl$c"; said="confusion matrices in $tmp/sl$c/"; fi
+  env --default-signal VITMAE_FAULT_HOLD_AFTER_PUBLISH="$tmp/sl$c.go" "$VITMAE" "$@" > "$tmp/sl$c.out" 2> /dev/null &
+  pid=$!
+  wait_gate "$tmp/sl$c.go" $pid
+  kill -TERM $pid; sleep 0.3; touch "$tmp/sl$c.go"; wait $pid; rc=$?
+  t "$c: SIGTERM between its publish and its line: ended by it ($rc), the line said ($(tail -n 1 "$tmp/sl$c.out"))" \
+    '[ $rc -eq 143 ] && tail -n 1 "$tmp/sl$c.out" | grep -qF "$said"'
+done
 # Ctrl-C there, into an --out folder the run made (with the folder above it): both go, as on a failure
 # (an empty sigmade/out stayed); the existing --out folder above (sigprobe) stayed.
 signal_at_gate BEFORE_PUBLISH "$tmp/gomade" INT probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \

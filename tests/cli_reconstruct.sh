@@ -740,6 +740,19 @@ for kind in mine empty; do
      if [ $kind = mine ]; then [ "$(ls -A "$tmp/mv$kind/out" | tr "\n" " ")" = "$staged" ]; else [ -d "$tmp/mv$kind/out" ]; fi'
 done
 
+# A stop signal once an image's files are published, before its line (held at HOLD_AFTER_PUBLISH, the
+# second image written beside it, not yet published): the line is said all the same, then the run ends
+# by the signal and the second image's files go. The process ended between the two: the panel on disk,
+# its line never said, and a rerun refused as "already exists" what no line had said was written.
+mkdir -p "$tmp/sl" && cp "$tmp/flat/flat.png" "$tmp/sl/a.png" && cp "$tmp/flat/flat.png" "$tmp/sl/b.png"
+env --default-signal VITMAE_FAULT_HOLD_AFTER_PUBLISH="$tmp/sl.go" "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+  --threads 2 --out "$tmp/sl/out" --raw "$tmp/sl/a.png" "$tmp/sl/b.png" > "$tmp/sl.out" 2> "$tmp/sl.err" &
+pid=$!; wait_gate "$tmp/sl.go" $pid
+kill -TERM $pid; sleep 0.3; touch "$tmp/sl.go"; wait $pid; rc=$?
+t "SIGTERM between an image's publish and its line: the line said ($(cat "$tmp/sl.out")), ended by it ($rc), that image's files alone ($(ls -A "$tmp/sl/out" | tr "\n" " "))" \
+  '[ $rc -eq 143 ] && [ "$(cat "$tmp/sl.out")" = "a masked_mse=2.500000e-01 psnr=6.02dB ($tmp/sl/a.png -> $tmp/sl/out/a.recon.png)" ] &&
+   [ "$(ls -A "$tmp/sl/out" | tr "\n" " ")" = "a.mask.npy a.recon.npy a.recon.png " ] && [ ! -s "$tmp/sl.err" ]'
+
 # The --out folder moved without a signal, the command's own failure paths: each removes its temporary
 # file from the folder it was made in, where that went, not by the old name (the file stayed there).
 # The write-test probe removed once written (held at HOLD_IN_WRITE_TEST), and embed's FEATS.npy written

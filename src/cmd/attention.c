@@ -598,6 +598,7 @@ static size_t attend_bytes(const Plan *p, const MaeConfig *cfg, int raw) {
 // maps written, or -1 with err; on failure nothing of the image is left (its folder of maps goes
 // when this call made it and it is empty). A folder whose sync fails once the files are published
 // leaves them (io/files.h, FILE_UNSYNCED): the maps are counted, *unsynced is 1 and err says which.
+// From the publish on a stop signal is held back until the caller's file_stop_resume (io/files.h).
 static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, int *taken,
                       int *unsynced, char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
@@ -818,7 +819,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         *job->page_gone = lstat(page, &st) == 0 && S_ISREG(st.st_mode) && unlink(page) == 0 ? 2 : 1;
     }
     if (nmaps >= 0) {
-        int pub = file_group_publish(&files, job->replace, err, errlen);
+        // A stop signal from here on waits for the image's line (file_stop_resume in cmd_attention).
+        int pub = file_group_publish_held(&files, job->replace, err, errlen);
         if (pub == FILE_UNSYNCED) *unsynced = 1;
         else if (pub) { *taken = pub == FILE_TAKEN; nmaps = -1; }
     }
@@ -932,8 +934,9 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
     }
 }
 
-// DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN, FILE_UNSYNCED (the
-// page in place, its folder not synced) or -1, with err.
+// DIR/index.html, published as io/files.h says (replace: --force), a stop signal held back from the
+// publish on until the caller's file_stop_resume. 0, FILE_TAKEN, FILE_UNSYNCED (the page in place, its
+// folder not synced) or -1, with err.
 // The page is made in memory and written whole (file_write_to): a disk that fills names its cause,
 // as the images' files do (a write failing inside stdio's buffer read "Input/output error"). It shows
 // what this run wrote and nothing else: inputs[i] for i < tried drawn (w[i].montage) or failed
@@ -1046,7 +1049,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Job *job, co
     if (rc) return -1;
     FileGroup files = {.later = later};
     if (file_group_add(&files, tmp, path)) { file_group_discard(&files); snprintf(err, errlen, "out of memory"); return -1; }
-    return file_group_publish(&files, replace, err, errlen);
+    return file_group_publish_held(&files, replace, err, errlen);   // a stop waits for the run's line (cmd_attention)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1408,22 +1411,31 @@ int cmd_attention(int argc, char **argv) {
         image_free(&photo);
         // Nothing of a failed image stays, so that a retry needs no --force. Files another command
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
-        if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
-        // The --out folder moved or deleted: its one line at the end (output_report_stop), not this
-        // image's "DIR/<stem>: No such file or directory" and every image's after it.
-        if (n < 0 && output_out_gone(out_dir, home)) { failures++; full = OUTPUT_STOP_GONE; break; }
-        if (n < 0) {
+        int stop = 0;
+        if (n < 0 && taken) {
+            cli_error(NULL, "%s", err);
+            failures++;
+            stop = 1;
+        } else if (n < 0 && output_out_gone(out_dir, home)) {
+            // The --out folder moved or deleted: its one line at the end (output_report_stop), not this
+            // image's "DIR/<stem>: No such file or directory" and every image's after it.
+            failures++;
+            full = OUTPUT_STOP_GONE;
+            stop = 1;
+        } else if (n < 0) {
             cli_error(paths[i], "%s", err);
             failures++;
             full = output_stop_kind(err);
             w->failed = strdup(err);
-            continue;
+        } else {
+            cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
+            fflush(stdout);   // the line of an image out, even when a signal ends the run next (as reconstruct's)
+            if (unsynced) { cli_error("attention", "%s", err); unsynced_maps = 1; }   // "PATH ...: written, but ...": drawn
+            nimages++;
+            nmaps += n;
         }
-        cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
-        fflush(stdout);   // the line of an image out, even when a signal ends the run next (as reconstruct's)
-        if (unsynced) { cli_error("attention", "%s", err); unsynced_maps = 1; }   // "PATH ...: written, but ...": drawn
-        nimages++;
-        nmaps += n;
+        file_stop_resume();   // a stop signal since the image's publish ends the run here, its line out
+        if (stop) break;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cli_unread_end(&unread, NULL);
@@ -1459,6 +1471,8 @@ int cmd_attention(int argc, char **argv) {
         cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s%s", nimages, nimages == 1 ? "" : "s",
                 nmaps, nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, ema ? CLI_EMA_WHAT : "",
                 index_ok ? "; index " : "", index_ok ? out_dir : "", index_ok ? "/index.html" : "");
+    fflush(stdout);
+    file_stop_resume();   // a stop signal since the page's publish ends the run here, the line that names it out
     if (!full && failed_inputs > 1)   // as reconstruct ends (docs/interface.md, section 2)
         cli_error("attention", "%d inputs failed", failed_inputs);
     status = failures || unsynced_maps ? 1 : 0;

@@ -320,19 +320,24 @@ int cmd_embed(int argc, char **argv) {
         else cli_error("embed", "%s", err);
         goto out;
     }
-    int pub = file_group_publish(&pair, force, err, sizeof err);
-    if (pub) {
-        if (pub == FILE_TAKEN) cli_error(NULL, "%s", err);   // "PATH: exists now ...; pass --force"
-        else cli_error("embed", "%s", err);
-        goto out;
+    // A stop signal from the publish on waits for the line that says it (io/files.h): the pair is
+    // never left on disk unsaid.
+    int pub = file_group_publish_held(&pair, force, err, sizeof err);
+    if (pub == FILE_TAKEN) {
+        cli_error(NULL, "%s", err);   // "PATH: exists now ...; pass --force"
+    } else if (pub) {
+        cli_error("embed", "%s", err);
+    } else {
+        // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
+        char view[96], which[96];
+        cli_view_text(view, sizeof view, ", view ", spec.view, cfg->img_size);
+        features_blocks_text(&spec, cfg->depth, which, sizeof which);
+        cli_out("%ld image%s -> %s [%ld, %d] (%s, %s%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+                in.n, D, features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", view, txt_path);
+        fflush(stdout);
+        status = 0;
     }
-    // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
-    char view[96], which[96];
-    cli_view_text(view, sizeof view, ", view ", spec.view, cfg->img_size);
-    features_blocks_text(&spec, cfg->depth, which, sizeof which);
-    cli_out("%ld image%s -> %s [%ld, %d] (%s, %s%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", view, txt_path);
-    status = 0;
+    file_stop_resume();
 
 out:
     features_close(fm);

@@ -494,9 +494,13 @@ int cmd_probe(int argc, char **argv) {
                 cli_error("probe", "out of memory"); goto out;
             }
         }
-        int pub = file_group_publish(&files, force, err, sizeof err);
-        if (pub) { cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err); goto out; }
-        if (!json) cli_out("confusion matrices in %s/", out_dir);
+        // A stop signal from the publish on waits for the line that says it (io/files.h).
+        int pub = file_group_publish_held(&files, force, err, sizeof err);
+        if (pub) cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err);
+        else if (!json) cli_out("confusion matrices in %s/", out_dir);
+        fflush(stdout);
+        file_stop_resume();
+        if (pub) goto out;
     }
     status = 0;
 

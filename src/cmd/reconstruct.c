@@ -196,15 +196,12 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 
 // The panel's PNG and, with --raw, the two .npy files of one image: plain encoding and writing, so
 // the images drawn together are written side by side (most of this command's time on a small model is
-// zlib's deflate in the PNGs). The files are written under temporary names, then published together,
-// the panel first (io/files.h): without --force (replace 0) nothing is replaced, so an image's files
-// are all this run's or all another command's that wrote them meanwhile; with --force a run without
-// --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0 ok, -1 and *f, or
-// FILE_TAKEN and *f (who: the whole line, as for a file that could not be published), or FILE_UNSYNCED
-// and *f (published, but a folder's sync failed: who "PATH and N more: written, but their folder DIR
-// could not be synced: why"; the files stay, io/files.h).
+// zlib's deflate in the PNGs). The files are written under temporary names into *files, the panel
+// first, which publish_output then publishes together as the image's line is said; with --force a run
+// without --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0
+// ok, or -1 and *f (*files empty).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
-                        const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
+                        const char *title, const float *recon, const uint8_t *removed, FileGroup *out, Failure *f) {
     char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
     FileGroup files = {.later = o->later};
@@ -238,7 +235,21 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
             }
         }
     }
-    int rc = file_group_publish(&files, replace, err, sizeof err);   // err: "PATH: why"
+    *out = files;
+    return 0;
+}
+
+// One image's files written by write_output, published together (io/files.h): without --force
+// (replace 0) nothing is replaced, so an image's files are all this run's or all another command's
+// that wrote them meanwhile. Called by the thread that says the image's line, in input order: a stop
+// signal from the publish on waits for that line (file_group_publish_held), and the caller ends the
+// wait (file_stop_resume) once it is out. 0 ok, -1 and *f, or FILE_TAKEN and *f (who: the whole line,
+// as for a file that could not be published), or FILE_UNSYNCED and *f (published, but a folder's sync
+// failed: who "PATH and N more: written, but their folder DIR could not be synced: why"; the files
+// stay, io/files.h).
+static int publish_output(FileGroup *files, int replace, Failure *f) {
+    char err[CLI_ERR_MAX];
+    int rc = file_group_publish_held(files, replace, err, sizeof err);   // err: "PATH: why"
     if (rc) fail_at(f, err, "");
     return rc;
 }
@@ -419,8 +430,9 @@ int cmd_reconstruct(int argc, char **argv) {
     Canvas *rows = calloc((size_t)at_once, sizeof *rows);
     char *titles = malloc((size_t)at_once * TITLE_MAX);
     Failure *fails = malloc(sizeof *fails * (size_t)at_once);
+    FileGroup *groups = calloc((size_t)at_once, sizeof *groups);   // each image's files, written, to publish
     if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !status || !slot || !removed || !mse ||
-        !loss || !errs || !rows || !titles || !fails) {
+        !loss || !errs || !rows || !titles || !fails || !groups) {
         cli_error("reconstruct", "%s", m ? "out of memory" : err);
         failed = -1;
         goto done;
@@ -486,25 +498,24 @@ int cmd_reconstruct(int argc, char **argv) {
                 int b = c0 + j;
                 if (!status[b])
                     status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[j], titles + (size_t)j * TITLE_MAX,
-                                             recon + per * b, removed + (size_t)L * b, force, &fails[j]);
+                                             recon + per * b, removed + (size_t)L * b, &groups[j], &fails[j]);
             }
+            // Each image's files published, then its line said, one image after another: a stop signal
+            // between the two waits for the line (file_stop_resume), the images not yet published go.
             for (int j = 0; j < nc; j++) {
                 int b = c0 + j;
                 const Input *in = &inputs.v[slot[b]];
                 canvas_free(&rows[j]);
                 cli_unread_reach(&unread, CLI_AT_ITEM(slot[b]));   // the lines before this image's
+                if (status[b] == 0) status[b] = publish_output(&groups[j], force, &fails[j]);   // written: published now
                 if (status[b] == RECON_NONFINITE) {   // nothing drawn or written for it
                     cli_error(in->path, "%s", INFER_NONFINITE_WHY);
                     failed++;
-                    continue;
-                }
-                if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
+                } else if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
                     if (!taken) cli_error(NULL, "%s", fails[j].who);
                     failed += !taken;
                     taken = 1;
-                    continue;
-                }
-                if (status[b] && status[b] != FILE_UNSYNCED) {   // one line for what stops the run, not one per image drawn with it
+                } else if (status[b] && status[b] != FILE_UNSYNCED) {   // one line for what stops the run, not one per image drawn with it
                     int kind = output_stop_kind(fails[j].why[0] ? fails[j].why : fails[j].who);
                     // The --out folder moved or deleted: its one line at the end, not this image's
                     // "DIR/<stem>.recon.png: No such file or directory" (docs/interface.md, section 1).
@@ -517,17 +528,18 @@ int cmd_reconstruct(int argc, char **argv) {
                     }
                     failed += !(full && kind);
                     if (!full) full = kind;
-                    continue;
+                } else {
+                    // "STEM masked_mse=V psnr=VdB", the line docs/interface.md section 5 promises to scripts,
+                    // then "(INPUT -> PANEL)": two inputs of one base name (a/x.png, b/x.png -> x, x-1) told
+                    // apart; %.6e, a column of one width whatever the magnitude.
+                    cli_out("%s masked_mse=%.6e psnr=%.2fdB (%s -> %s/%s.recon.png)", in->stem, mse[b],
+                            psnr_from_mse(mse[b]), in->path, out_dir, in->stem);
+                    fflush(stdout);
+                    mse_sum += mse[b];
+                    nok++;
+                    if (status[b] == FILE_UNSYNCED) { cli_error(NULL, "%s", fails[j].who); unsynced = 1; }   // written, not durable
                 }
-                // "STEM masked_mse=V psnr=VdB", the line docs/interface.md section 5 promises to scripts,
-                // then "(INPUT -> PANEL)": two inputs of one base name (a/x.png, b/x.png -> x, x-1) told
-                // apart; %.6e, a column of one width whatever the magnitude.
-                cli_out("%s masked_mse=%.6e psnr=%.2fdB (%s -> %s/%s.recon.png)", in->stem, mse[b],
-                        psnr_from_mse(mse[b]), in->path, out_dir, in->stem);
-                fflush(stdout);
-                mse_sum += mse[b];
-                nok++;
-                if (status[b] == FILE_UNSYNCED) { cli_error(NULL, "%s", fails[j].who); unsynced = 1; }   // written, not durable
+                file_stop_resume();   // the line out: a stop signal that came since the publish ends the run here
             }
         }
         if (!full) full = load_full;
@@ -551,7 +563,7 @@ done:
     cli_unread_free(&unread);   // the lines of a run that stopped early (out of memory)
     mae_free(m);
     free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
-    free(removed); free(mse); free(loss); free(errs); free(rows); free(titles); free(fails);
+    free(removed); free(mse); free(loss); free(errs); free(rows); free(titles); free(fails); free(groups);
     inputs_free(&inputs);
     free(file_removed);
     ckpt_free(&ck);

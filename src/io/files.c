@@ -33,7 +33,8 @@
 // inside them, and its STOPPING bit is set by the first stop signal. A signal that finds a thread
 // inside waits for the last one to leave, which then ends the process; a thread that would enter
 // after it waits for the end. So a file is either made before the cleanup looks for it or not made,
-// and a group is published whole.
+// and a group is published whole; a group published for a line (file_group_publish_held) keeps its
+// section open until that line is out (file_stop_resume), so that it is said too.
 // The user may move or rename an output folder while the command runs (docs/interface.md, section 1,
 // "Stopped by a signal"): a file is removed from the folder it was made in, held open from its
 // creation (dir), wherever that folder is now, never by its old name (which may name another folder's
@@ -259,8 +260,16 @@ void file_stop_now(int sig) {
     errno = saved;
 }
 
+// This thread's critical sections open, one inside another (a held publish's line said through
+// file_folders_sync's, below): the thread is counted once, by its outermost, so that it never waits
+// at an inner one for the end its own outer one holds back.
+static _Thread_local int stop_depth;
+// Whether this thread holds a stop signal back for the line of what it published (file_group_publish_held).
+static _Thread_local int stop_held;
+
 static void stop_enter(void) {
     if (!__atomic_load_n(&counting, __ATOMIC_SEQ_CST)) return;
+    if (stop_depth++) return;
     if (__atomic_fetch_add(&stop_state, 1, __ATOMIC_SEQ_CST) & STOPPING) {
         __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);   // the signal did not count this thread
         for (;;) pause();   // the process is ending
@@ -269,6 +278,7 @@ static void stop_enter(void) {
 
 static void stop_leave(void) {
     if (!__atomic_load_n(&counting, __ATOMIC_SEQ_CST)) return;
+    if (--stop_depth) return;
     unsigned old = __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);
     if ((old & STOPPING) && (old & ~STOPPING) == 1) end_by_signal(__atomic_load_n(&stop_signal, __ATOMIC_SEQ_CST));
 }
@@ -964,7 +974,9 @@ int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     return rc;
 }
 
-int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
+// file_group_publish's, and file_group_publish_held's (held: the critical section left open for the
+// command's line, until file_stop_resume).
+static int group_publish(FileGroup *g, int replace, int held, char *err, size_t errlen) {
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");
     int k = 0, e = 0;
     struct stat *mine = calloc((size_t)(g->n ? g->n : 1), sizeof *mine);   // what each published name is
@@ -1020,10 +1032,27 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
                 unlinkat(dir, name, 0);
         }
     }
-    stop_leave();
+    if (held && !stop_held) stop_held = 1;   // left by file_stop_resume, once the line is out
+    else stop_leave();
     free(mine);
     group_free(g);
+    // Tests: a stop signal between the publish and the command's line of it (the line said all the same).
+    if (rc == 0 || rc == FILE_UNSYNCED) file_test_gate("VITMAE_FAULT_HOLD_AFTER_PUBLISH");
     return rc;
+}
+
+int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
+    return group_publish(g, replace, 0, err, errlen);
+}
+
+int file_group_publish_held(FileGroup *g, int replace, char *err, size_t errlen) {
+    return group_publish(g, replace, 1, err, errlen);
+}
+
+void file_stop_resume(void) {
+    if (!stop_held) return;
+    stop_held = 0;
+    stop_leave();   // a stop signal that came meanwhile ends the process here
 }
 
 int file_free_bytes(const char *path, double *bytes) {

@@ -196,8 +196,22 @@ void file_group_discard(FileGroup *g);
 // Test gate VITMAE_FAULT_HOLD_BEFORE_PUBLISH (file_test_gate) before publishing, so that a test can run
 // a second command meanwhile. A command that makes a folder for its outputs passes the gate itself,
 // before it.
+// Test gate VITMAE_FAULT_HOLD_AFTER_PUBLISH once a group is published (0 or FILE_UNSYNCED): a test
+// stops the command between its files and its line of them.
 enum { FILE_TAKEN = 1, FILE_UNSYNCED = 2 };
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
+// The same for a command that says on stdout what it published (reconstruct's line of an image,
+// attention's, embed's, probe's): a stop signal (file_cleanup_on_stop_signals) that comes once the
+// publish has begun waits, as for the publish itself, until this thread calls file_stop_resume, once
+// the line (or the failure's) is said and flushed; then the process ends. So files published never go
+// without their line (a stop between the two ended the process: the files on disk, the line never
+// said, and a rerun refused them as "already exists"). Called by the thread that says the line, which
+// makes no file and waits for no thread that makes one until it resumes: a thread that would make a
+// file once the stop has come waits for the end, which the hold holds back (file_group_publish and
+// file_folders_sync on this thread meanwhile are fine). Nothing is held where the publish could not
+// begin (out of memory), and file_stop_resume then does nothing.
+int file_group_publish_held(FileGroup *g, int replace, char *err, size_t errlen);
+void file_stop_resume(void);
 // Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
 // after its last group, before it says it is done. 0, or -1 with err for the first folder that failed
 // (the others are synced still) as file_group_publish's FILE_UNSYNCED says it, of every file the
