@@ -375,17 +375,25 @@ rm -rf "$dir/aae" && mkdir "$dir/aae" && edit_state "$dir/aa1/checkpoint-6.safet
 t "edited train_state (aa rand-m20): exit 1, one line ($(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/aae/checkpoint.safetensors: cannot resume: train_state: .aa. out of range: magnitude 20 is above its upper clip 10 (give mmax20 to use it)$" "$dir/err"'
 # --model-ema (docs/encoder.md, "Model EMA"): timm's ModelEmaV3. Every step's snapshot kept: snapshot k's
-# ema.* is snapshot k-1's moved toward its weights by 1 - d_k in float32, as torch's lerp (d_1 = 0: a copy;
-# with the warm-up d_k = min(D, 1 - k^(-2/3))), recomputed here from the files in numpy; the run
+# ema.* is snapshot k-1's moved toward its weights by 1 - d_k in float32, as torch's lerp (one fused
+# multiply-add; d_1 = 0: a copy; with the warm-up d_k = min(D, 1 - k^(-2/3))), recomputed here from the
+# files in Python; the run
 # validates both (the log line, two metrics columns); 1 thread and 2 as a team and a resumed snapshot end
 # bitwise alike, EMA included; classify --ema reads the average; a resume may not change or add it.
 ema_check() {   # RUN STEPS DECAY WARMUP: every snapshot's ema.* as the update makes it
   python3 - "$@" <<'PY'
-import array, os, sys
+import array, math, os, struct, sys
 sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
 import safetensors_io as st
 # float32 arithmetic: each operation in double on float32 values, rounded to float32 (exact for + - *)
 f32 = lambda xs: array.array("f", xs).tolist()
+def fma(a, b, c):
+    # a * b + c of float32 values as fmaf rounds it once: a double whose float32 rounding is that. a * b is
+    # exact in double, s + err the exact sum (TwoSum); where s is half-way between two floats, err decides.
+    p = a * b; s = p + c; z = s - p; err = (p - (s - z)) + (c - z)
+    if err and (struct.unpack("<Q", struct.pack("<d", s))[0] & 0x1FFFFFFF) == 0x10000000:
+        s = math.nextafter(s, math.copysign(math.inf, err))
+    return s
 run, steps, decay, warm = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 prev, bad, n = None, [], 0
 for k in range(1, steps + 1):
@@ -399,10 +407,10 @@ for k in range(1, steps + 1):
         if prev is None: want = p   # the first update copies the weights
         elif abs(w) < 0.5:
             a = prev[e]
-            want = f32([x + y for x, y in zip(a, f32([w * z for z in f32([q - x for q, x in zip(p, a)])]))])
+            want = f32([fma(w, z, x) for z, x in zip(f32([q - x for q, x in zip(p, a)]), a)])
         else:
-            a, rest = prev[e], f32([1.0 - w])[0]
-            want = f32([q - y for q, y in zip(p, f32([rest * z for z in f32([q - x for q, x in zip(p, a)])]))])
+            a, coeff = prev[e], -f32([1.0 - w])[0]
+            want = f32([fma(coeff, z, q) for z, q in zip(f32([q - x for q, x in zip(p, a)]), p)])
         if got != want: bad.append("step %d %s" % (k, e))
         n += len(got)
     prev = {e: t[e][1].tolist() for e in names}

@@ -28,6 +28,9 @@
 //    (seed, step, image), none with --reprob 0.
 // 8. clf_label_rank (top-1 and top-5 of finetune's validation): the classes ranked above a label, equal
 //    logits ranked by index as argmax takes the first.
+// 9. The model EMA's update (core/optim.h ema_update) against tools/reference_classifier.py's torch.lerp
+//    fixture in float32: bitwise, both of lerp's formulas (weights below 0.5 and from it up, 1 included),
+//    on pieces of odd lengths, with 1 thread and 3.
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -1035,6 +1038,69 @@ static void erase_fixture(const char *path) {
     st_close(f);
 }
 
+// Up to max numbers of the JSON list in a metadata value ("[1, 7, 8]"), into out; how many.
+static int meta_list(const char *json, double *out, int max) {
+    int n = 0;
+    const char *p = json ? strchr(json, '[') : NULL;
+    while (p && *p != ']' && n < max) {
+        char *end;
+        double v = strtod(p + 1, &end);
+        if (end == p + 1) break;
+        out[n++] = v;
+        p = end;
+    }
+    return n;
+}
+
+// The model EMA's update (core/optim.h ema_update; finetune --model-ema) against torch's lerp in float32
+// (tools/reference_classifier.py make_lerp_fixture): for each decay, both of lerp's formulas, every
+// value's bits equal torch's, on pieces of odd lengths (ema_update called a piece at a time, so that its
+// vector loop's tails are taken) with 1 thread and 3, and on the whole array at once.
+static void ema_lerp_fixture(const char *path) {
+    StFile *f = open_fixture(path);
+    if (!f) return;
+    double sizes[32], decays[16];
+    int ns = meta_list(st_meta(f, "sizes"), sizes, 32), nd = meta_list(st_meta(f, "decays"), decays, 16), nsm = 0, big = 0;
+    size_t n = 0;
+    for (int i = 0; i < ns; i++) n += (size_t)sizes[i];
+    const float *ema = need("ema", n), *w = need("w", n);
+    CHECK(ns >= 8 && nd >= 6, "lerp fixture: sizes %d, decays %d", ns, nd);
+    if (!ema || !w || ns < 8 || nd < 6) { st_close(f); return; }
+    float *got = malloc(n * sizeof(float));
+    int threads = omp_get_max_threads();
+    size_t bad_all = 0;
+    for (int k = 0; k < nd; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "lerp.%d", k);
+        const float *want = need(name, n);
+        if (!want) continue;
+        float wt = (float)(1.0 - decays[k]);
+        nsm += fabsf(wt) < 0.5f;
+        big += !(fabsf(wt) < 0.5f);
+        for (int way = 0; way < 3; way++) {   // pieces on 1 thread, pieces on 3, the whole array on 3
+            omp_set_num_threads(way ? 3 : 1);
+            memcpy(got, ema, n * sizeof(float));
+            if (way == 2) ema_update(got, w, n, decays[k]);
+            for (size_t off = 0, i = 0; way < 2 && (int)i < ns; off += (size_t)sizes[i++])
+                ema_update(got + off, w + off, (size_t)sizes[i], decays[k]);
+            size_t bad = 0, first = 0;
+            for (size_t i = 0; i < n; i++)
+                if (memcmp(&got[i], &want[i], sizeof(float)) && !bad++) first = i;
+            bad_all += bad;
+            CHECK(bad == 0, "ema_update, decay %.17g (lerp weight %.9g), %s: %zu of %zu values other than torch.lerp's bits "
+                  "(first at %zu: %a, torch %a)", decays[k], (double)wt,
+                  way == 2 ? "the whole array, 3 threads" : way ? "odd pieces, 3 threads" : "odd pieces, 1 thread", bad, n,
+                  first, (double)got[first], (double)want[first]);
+        }
+    }
+    CHECK(nsm >= 2 && big >= 2, "lerp fixture: %d weights below 0.5 and %d from it up (2 of each at least)", nsm, big);
+    printf("%s: ema_update on %zu values in %d pieces, %d decays, 1 thread and 3: %zu values other than torch.lerp's bits\n",
+           path, n, ns, nd, bad_all);
+    omp_set_num_threads(threads);
+    free(got);
+    st_close(f);
+}
+
 // Image k of a test batch: pixel i is i * 0.001 + k (each image and pixel its own value).
 static void erase_test_image(float *img, size_t n, int k) {
     for (size_t i = 0; i < n; i++) img[i] = (float)i * 0.001f + (float)k;
@@ -1141,6 +1207,8 @@ int main(int argc, char **argv) {
     erase_fixture(path);
     erase_draw_checks();
     label_rank_checks();
+    snprintf(path, sizeof path, "%s/tests/fixtures/ema_lerp.safetensors", root && *root ? root : ".");
+    ema_lerp_fixture(path);
     snprintf(path, sizeof path, "%s/tests/fixtures/posembed_resize.safetensors", root && *root ? root : ".");
     posembed_resize_checks(path);
     // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on

@@ -27,6 +27,10 @@ labels, one draw (metadata "mix": lam, cutmix and its box), the images mixed as 
 batch (float32 tensors: x * lam + x.flip(0) * (1 - lam), or the box pasted from x.flip(0)), and the
 logits, the loss and the gradients of timm's SoftTargetCrossEntropy on mixup_target's smoothed targets.
 
+The lerp fixture (ema_lerp; make_lerp_fixture) holds float32 tensors ema and w and, for each decay d of
+LERP_DECAYS, lerp.<k> = ema.lerp_(w, 1 - d) as torch computes it in float32 (the model EMA's update,
+finetune --model-ema), on pieces of odd lengths: core/optim.h ema_update must give the same bits.
+
 The random erasing fixture (erase_sides; make_erase_fixture) holds uniform draws u [N, 2] (F32: the area's
 and the aspect's), image sizes sizes [M, 3] (H, W, count) and the sides timm's RandomErasing._erase
 computes from them, sides [M, N, 3] (h, w, 1 when the box fits): its own lines, in Python's double
@@ -255,6 +259,49 @@ def make_erase_fixture(path, n=256):
     print("%s: %d draws on %d sizes, %d boxes fit" % (path, n, len(sizes), fits))
 
 
+# The lengths of the lerp fixture's pieces: the vector loops' tails (below, at and past 8 and 16 lanes).
+LERP_SIZES = [1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 257, 1001]
+# Decays of the model EMA whose weights 1 - d take lerp's both formulas: 0.4 (the first: below 0.5),
+# 0.1, 0.0002 (timm's default decay 0.9998), 0.5 and 0.63 (the second, from 0.5 up; 0.63 timm's
+# warm-up at update 2), 0.9, and 1: the copy of the first update.
+LERP_DECAYS = [0.6, 0.9, 0.9998, 0.5, 1 - 2 ** (-2 / 3), 0.1, 0.0]
+
+
+def make_lerp_fixture(path, seed=9):
+    """The model EMA's update as torch computes it, in float32 (its CPU lerp, fused): ema [N] and w [N],
+    pieces of LERP_SIZES one after the other, of magnitudes 1e-3 to 1e2 (w near ema in some, equal in a
+    few, zeros and signed zeros), and lerp.<k> [N]: each piece's ema.lerp_(w, 1.0 - LERP_DECAYS[k]), a
+    call a piece so that torch's own tails are taken. Metadata: sizes, decays."""
+    g = torch.Generator().manual_seed(seed)
+    n = sum(LERP_SIZES)
+    scale = 10.0 ** (torch.rand(n, generator=g, dtype=torch.float64) * 5 - 3)
+    ema = (torch.randn(n, generator=g, dtype=torch.float64) * scale).float()
+    w = (torch.randn(n, generator=g, dtype=torch.float64) * scale).float()
+    near = torch.rand(n, generator=g) < 0.25   # a weight a small step from its average
+    w[near] = (ema[near].double() * (1 + 1e-3 * torch.randn(int(near.sum()), generator=g, dtype=torch.float64))).float()
+    w[5::97] = ema[5::97]
+    ema[3::101], w[4::103] = 0.0, -0.0
+    t = {"ema": ([n], ema), "w": ([n], w)}
+    for k, d in enumerate(LERP_DECAYS):
+        out, off = ema.clone(), 0
+        for m in LERP_SIZES:
+            out[off:off + m].lerp_(w[off:off + m], 1.0 - d)
+            off += m
+        unfused = sum(1 for a, b in zip(out.tolist(), lerp_unfused(ema, w, 1.0 - d).tolist()) if a != b)
+        print("%s: decay %.6g, weight %.6g: %d of %d values differ from the unfused formulas" %
+              (path, d, 1.0 - d, unfused, n))
+        t["lerp.%d" % k] = ([n], out)
+    safetensors_io.write(path, t, {"format": "vitmae-lerp", "sizes": LERP_SIZES, "decays": LERP_DECAYS})
+
+
+def lerp_unfused(a, b, weight):
+    """lerp's two formulas rounded at each operation in float32 (vitmae's before it fused them)."""
+    wt = torch.tensor(weight, dtype=torch.float32)
+    if abs(float(wt)) < 0.5:
+        return a + wt * (b - a)
+    return b - (b - a) * (1 - wt)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
     os.makedirs(out, exist_ok=True)
@@ -283,6 +330,8 @@ def main():
                      smoothing=0.1, draw={"lam": 0.5, "cutmix": 1, "box": [0, 5, 3, 12]})
     # (e) random erasing's box sides from given draws
     make_erase_fixture(os.path.join(out, "erase_sides.safetensors"))
+    # (f) the model EMA's update: torch's lerp in float32 on pieces of odd lengths
+    make_lerp_fixture(os.path.join(out, "ema_lerp.safetensors"))
 
 
 if __name__ == "__main__":

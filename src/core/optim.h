@@ -68,9 +68,10 @@ static inline long warmup_default(long total_steps) {
 // 0 at the first (the average starts as the weights), then `decay`, or with warmup
 // min(decay, 1 - update^(-2/3)) (timm's warm-up, gamma 1 and power 2/3, at its step update - 1).
 double ema_decay_at(double decay, int warmup, long update);
-// ema += (1 - decay) * (w - ema) over n floats, as torch's lerp with weight 1 - decay (rounded to float):
-// below 0.5, ema + weight * (w - ema); else w - (w - ema) * (1 - weight), so that decay 0 copies w.
-// Each element alone: the same bits for any thread count.
+// ema += (1 - decay) * (w - ema) over n floats, bit for bit as torch's CPU lerp with weight 1 - decay
+// (rounded to float), one fused multiply-add: below 0.5, fmaf(weight, w - ema, ema); else
+// fmaf(-(1 - weight), w - ema, w), so that decay 0 copies w. Each element alone: the same bits for any
+// thread count.
 void ema_update(float *ema, const float *w, size_t n, double decay);
 
 // sqrt(sum of g^2) over the trainable tensors, summed in double in fixed-size chunks added in order.
