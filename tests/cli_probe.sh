@@ -749,5 +749,46 @@ rm "$tmp/long/circle/00000.png"
 t "embed of 4999 images: no progress line ($rc: $(head -c 200 "$tmp/long.err"))" '[ $rc -eq 0 ] && [ ! -s "$tmp/long.err" ]'
 rm -rf "$tmp/long" "$tmp/long.npy" "$tmp/long.txt"
 
+# --- temporary files of an earlier process ---------------------------------------------------------
+# A process of this pid before (a pid reused after a kill: pid_max 32768) left files at the names this
+# one stages its outputs under ("NAME.tmp.<pid>.<n>", n from 1 in each process; now with the host,
+# "NAME.tmp.<host>.<pid>.<n>"): embed failed with `vitmae: embed: g.npy: File exists` (exit 1), and
+# probe --out with `... confusion-knn.png: File exists`, though neither file existed. Now a name that
+# is taken is passed by for the next serial (io/files.h, file_tmp_create); the leftovers stay (their
+# pid is this live process's).
+h=$(tmp_host)
+# pid_reused DIR NAME... -- ARGS...: `vitmae ARGS` run in DIR as the process whose pid left files at
+# NAME.tmp.<pid>.1 .. 5 and NAME.tmp.<host>.<pid>.1 .. 5 (its own pid: exec).
+pid_reused() {
+  (cd "$1" && shift && sh -c 'while [ "$1" != -- ]; do for i in 1 2 3 4 5; do echo s > $1.tmp.$$.$i; echo s > $1.tmp.'"$h"'.$$.$i
+    done; shift; done; shift; exec "$@"' sh "$@")
+}
+mkdir -p "$tmp/reuse/pq"
+pid_reused "$tmp/reuse" g.npy g.txt -- "$VITMAE" embed --ckpt "$ck" --out g.npy "$tmp/test" > /dev/null 2> "$tmp/reuse.err"; rc=$?
+pid_reused "$tmp/reuse" pq/confusion-knn.png -- "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out pq \
+  > /dev/null 2>> "$tmp/reuse.err"; rc2=$?
+t "embed, probe --out: files at their temporary names left by an earlier process of their pid are passed by ($rc $rc2: $(head -n 2 "$tmp/reuse.err"))" \
+  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s "$tmp/reuse.err" ] && [ "$(npy_shape "$tmp/reuse/g.npy")" = "($n_test, 32)" ] && [ -s "$tmp/reuse/g.txt" ] && [ -s "$tmp/reuse/pq/confusion-knn.png" ] && [ "$(ls "$tmp/reuse" "$tmp/reuse/pq" | grep -c "\.tmp\.")" -eq 30 ]'
+# A killed embed (SIGKILL, a power cut: no stop signal removes anything) left its temporary files beside
+# FEATS.npy for ever, past every later run. The next run removes those of the files it writes whose
+# process is gone on this host; a user's look-alike, another file's, another host's, a name without the
+# host and a live process's stay.
+mkdir -p "$tmp/killed"
+signal_at_gate BEFORE_PUBLISH "$tmp/killed.gate" KILL embed --ckpt "$ck" --out "$tmp/killed/g.npy" "$tmp/test"
+dead=$_pid left=$(ls "$tmp/killed")
+for f in g.npy.tmp.notes "f.npy.tmp.$h.$dead.1" "g.npy.tmp.x$h.$dead.1" "g.npy.tmp.$dead.1" "g.txt.tmp.$h.$$.1"; do
+  echo s > "$tmp/killed/$f"
+done
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/killed/g.npy" --force "$tmp/test" > /dev/null 2> "$tmp/killed.err"; rc=$?
+t "embed: a killed run's temporary files ($(echo $left)) removed by the next, only they ($rc: $(cat "$tmp/killed.err"))" \
+  '[ $rc -eq 0 ] && [ "$left" = "$(printf "g.npy.tmp.%s.%s.1\ng.txt.tmp.%s.%s.2" "$h" $dead "$h" $dead)" ] && [ "$(ls "$tmp/killed" | sort)" = "$(printf "%s\n" f.npy.tmp.$h.$dead.1 g.npy g.npy.tmp.$dead.1 g.npy.tmp.notes g.npy.tmp.x$h.$dead.1 g.txt g.txt.tmp.$h.$$.1 | sort)" ]'
+# probe --out alike: its matrices' temporary files.
+mkdir -p "$tmp/killedp"
+signal_at_gate BEFORE_PUBLISH "$tmp/killedp.gate" KILL probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/killedp"
+dead=$_pid left=$(ls "$tmp/killedp")
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/killedp" > /dev/null 2> "$tmp/killed.err"; rc=$?
+t "probe --out: a killed run's temporary file ($(echo $left)) removed by the next ($rc: $(cat "$tmp/killed.err"))" \
+  '[ $rc -eq 0 ] && [ "$left" = "confusion-knn.png.tmp.$h.$dead.1" ] && [ "$(ls "$tmp/killedp")" = confusion-knn.png ]'
+
 [ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
 exit $fail

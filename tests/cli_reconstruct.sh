@@ -885,6 +885,27 @@ t "... the --ckpt file at a.mask.npy, which --force without --raw removes: exit 
 rm -f "$tmp/meet/a.mask.npy"
 cp "$tmp/before.png" "$tmp/meet/a.recon.png"
 
+# Temporary files of an earlier process. One of this pid before (a pid reused after a kill) left files
+# at the names this one stages an image's files under: `vitmae: rec3/flat.recon.png: File exists`, exit
+# 1, though nothing was there. Now the next serial is taken (io/files.h, file_tmp_create). And a killed
+# reconstruct (SIGKILL: no stop signal's cleanup) left rec/<stem>.recon.png.tmp.<pid>.1 and the arrays'
+# beside the outputs for ever, also past a later clean run with --force; now the next run removes those
+# of the files it writes whose process is gone on this host ("NAME.tmp.<host>.<pid>.<n>"), and only
+# those: a user's look-alike, a live process's and another image's stay.
+h=$(tmp_host)
+mkdir -p "$tmp/rec3"
+(cd "$tmp" && sh -c 'for i in 1 2 3; do for k in recon.png recon.npy mask.npy; do echo s > rec3/flat.$k.tmp.$$.$i
+  echo s > rec3/flat.$k.tmp.$0.$$.$i; done; done; exec "$1" reconstruct --ckpt "$2" --raw --out rec3 flat/flat.png' \
+  "$h" "$VITMAE" "$tmp/const.st" > /dev/null 2> "$tmp/rec3.err"); rc=$?
+t "reconstruct: files at its temporary names left by an earlier process of its pid are passed by ($rc: $(head -n 2 "$tmp/rec3.err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/rec3.err" ] && [ -s "$tmp/rec3/flat.recon.png" ] && [ -s "$tmp/rec3/flat.mask.npy" ] && [ "$(ls "$tmp/rec3" | grep -c "\.tmp\.")" -eq 18 ]'
+signal_at_gate BEFORE_PUBLISH "$tmp/rk.gate" KILL reconstruct --ckpt "$tmp/const.st" --raw --out "$tmp/rk" "$tmp/flat/flat.png"
+dead=$_pid left=$(ls "$tmp/rk" | sort)
+for f in flat.recon.png.tmp.notes "flat.recon.png.tmp.$h.$$.1" "other.recon.png.tmp.$h.$dead.1"; do echo s > "$tmp/rk/$f"; done
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --raw --force --out "$tmp/rk" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/rk.err"; rc=$?
+t "reconstruct: a killed run's temporary files ($(echo $left)) removed by the next, only they ($rc: $(cat "$tmp/rk.err"))" \
+  '[ $rc -eq 0 ] && [ "$left" = "$(printf "flat.%s.tmp.%s.%s.%s\n" mask.npy "$h" $dead 3 recon.npy "$h" $dead 2 recon.png "$h" $dead 1 | sort)" ] && [ "$(ls "$tmp/rk" | sort)" = "$(printf "%s\n" flat.mask.npy flat.recon.npy flat.recon.png flat.recon.png.tmp.$h.$$.1 flat.recon.png.tmp.notes other.recon.png.tmp.$h.$dead.1 | sort)" ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"
 exit $fail

@@ -124,6 +124,10 @@ mpi_shm_skip() {
   echo "SKIP: $1: $_why (OpenMPI's shared-memory transport and vitmae's shared gradient window live there)"
 }
 
+# This host's name as the inference commands' temporary names carry it, "NAME.tmp.<host>.<pid>.<n>"
+# (io/files.h, file_host_name: "" for a name of other characters, or of 65 bytes or more).
+tmp_host() { _h=$(uname -n); case $_h in *[!A-Za-z0-9._-]*) _h=;; esac; [ ${#_h} -lt 65 ] || _h=; echo "$_h"; }
+
 # Test gates (docs/testing.md, "Fault injection"): a command run with VITMAE_FAULT_HOLD_<POINT>=PATH
 # makes PATH.held when it reaches that point and waits there until PATH exists. wait_gate PATH PID:
 # until the command PID is at its gate (or has ended; at most 120 s); `touch PATH` lets it go on.

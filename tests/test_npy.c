@@ -217,6 +217,64 @@ static void test_mkdir_twice(const char *dir) {
     rmdir(moved);
 }
 
+// Temporary names of an earlier process (io/files.h). A file at the name file_tmp_name gave (a process of
+// this pid before, killed: a pid reused) failed file_tmp_create with EEXIST, and so the output with a
+// false "File exists": now the next serial, written back into the caller's buffer, also for a name cut
+// to 255 bytes. And file_sweep_dead_tmps removes a dead process's "NAME.tmp.<host>.<pid>.<n>" of the
+// names given, that of a long name cut to 255 bytes too, and nothing else.
+static void make_file(const char *path) {
+    FILE *f = fopen(path, "w");
+    if (f) { fputs("theirs", f); fclose(f); }
+}
+
+static void test_tmp_leftovers(const char *dir) {
+    char x[600], longleaf[251], lp[900], tmp[900 + FILE_TMP_HOST_EXTRA], taken[sizeof tmp], host[FILE_HOST_MAX];
+    memset(longleaf, 'a', 250);
+    longleaf[250] = 0;
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(lp, sizeof lp, "%s/%s", dir, longleaf);
+    const char *paths[2] = {x, lp};
+    for (int k = 0; k < 4; k++) {   // x, then the long name (cut); each without and with the host
+        const char *path = paths[k / 2];
+        if (k % 2 ? file_tmp_name_host(path, tmp, sizeof tmp) : file_tmp_name(path, tmp, sizeof tmp)) continue;
+        snprintf(taken, sizeof taken, "%s", tmp);
+        make_file(taken);
+        int fd = file_tmp_create(tmp);
+        CHECK(fd >= 0 && strcmp(tmp, taken) && strlen(strrchr(tmp, '/')) <= 256,
+              "a taken temporary name passed by for the next (%s -> %s)", taken, tmp);
+        if (fd >= 0) { close(fd); file_tmp_remove(tmp); }
+        else file_tmp_forget(tmp);   // never the other's file at the name
+        unsigned char got[16];
+        CHECK(read_file(taken, got, sizeof got) == 6 && !memcmp(got, "theirs", 6), "the file at the taken name kept");
+        unlink(taken);
+    }
+    file_host_name(host, sizeof host);
+    if (!host[0]) return;   // no host to name: nothing is swept (file_sweep_dead)
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char suffix[160], gone[2][1200], stay[6][1200];
+    snprintf(suffix, sizeof suffix, ".tmp.%s.%ld.7", host, (long)dead);
+    snprintf(gone[0], sizeof gone[0], "%s/x.npy%s", dir, suffix);
+    snprintf(gone[1], sizeof gone[1], "%s/%.*s%s", dir, (int)(255 - strlen(suffix)), longleaf, suffix);   // cut
+    snprintf(stay[0], sizeof stay[0], "%s/x.npy%s.bak", dir, suffix);
+    snprintf(stay[1], sizeof stay[1], "%s/y.npy%s", dir, suffix);          // another name's
+    snprintf(stay[2], sizeof stay[2], "%s/x.npy.tmp.%s.0%ld.7", dir, host, (long)dead);
+    snprintf(stay[3], sizeof stay[3], "%s/x.npy.tmp.other%s.%ld.7", dir, host, (long)dead);   // another host's
+    snprintf(stay[4], sizeof stay[4], "%s/aaaa%s", dir, suffix);           // a prefix of the long name, not cut
+    snprintf(stay[5], sizeof stay[5], "%s/x.npy.tmp.%ld.7", dir, (long)dead);   // no host
+    for (int i = 0; i < 2; i++) make_file(gone[i]);
+    for (int i = 0; i < 6; i++) make_file(stay[i]);
+    const char *names[] = {longleaf, "x.npy"};
+    long removed = file_sweep_dead_tmps(dir, names, 2);
+    int left = 0;
+    for (int i = 0; i < 2; i++) CHECK(access(gone[i], F_OK) != 0, "a dead process's temporary file removed: %s", gone[i]);
+    for (int i = 0; i < 6; i++) left += access(stay[i], F_OK) == 0;
+    CHECK(removed == 2 && left == 6, "only the names' temporary files removed (%ld removed, %d of 6 others left)", removed, left);
+    for (int i = 0; i < 2; i++) unlink(gone[i]);
+    for (int i = 0; i < 6; i++) unlink(stay[i]);
+}
+
 int main(void) {
     char err[256];
     char buf[1024];
@@ -299,6 +357,7 @@ int main(void) {
     test_publish_many(pub);
     test_names_threads(pub);
     test_mkdir_twice(pub);
+    test_tmp_leftovers(pub);
     remove(pub);
     return check_done();
 }

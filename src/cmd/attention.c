@@ -362,7 +362,7 @@ typedef struct {
     int *page_gone;       // --force: 1 once the first image is published, 2 when an earlier index.html went then
 } Job;
 
-enum { STAGED_LEN = 4096 + FILE_TMP_EXTRA };
+enum { STAGED_LEN = 4096 + FILE_TMP_HOST_EXTRA };   // names with the host (leftovers_sweep)
 
 // Writes one map's overlay PNG (and .npy with --raw) under temporary names, given in staged[0] and
 // staged[1] (STAGED_LEN bytes each; left empty for a file not written). name is without extension.
@@ -396,14 +396,14 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
                           "mask_ratio", mask_s, "seed", seed_s, job->ema ? "weights" : NULL, "ema", NULL};   // chunk with --ema only
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
-    file_tmp_name(path, staged, STAGED_LEN);
+    file_tmp_name_host(path, staged, STAGED_LEN);
     int rc = output_png_to(staged, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
     if (rc) staged[0] = 0;
     if (!rc && job->raw) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, name);
         int64_t shape[2] = {g, g};
-        file_tmp_name(path, staged + STAGED_LEN, STAGED_LEN);
+        file_tmp_name_host(path, staged + STAGED_LEN, STAGED_LEN);
         rc = npy_write_to(staged + STAGED_LEN, path, grid, "<f4", 2, shape, why, sizeof why);
         if (rc) staged[STAGED_LEN] = 0;
     }
@@ -774,7 +774,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, "seed", seed_s,
                           job->ema ? "weights" : NULL, "ema", NULL};   // the chunk with --ema only
-    file_tmp_name(path, tmp, sizeof tmp);
+    file_tmp_name_host(path, tmp, sizeof tmp);
     char why[256];
     if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why)) {
         snprintf(err, errlen, "%s: %s", path, why);   // the montage, and why (as write_map names a map)
@@ -788,7 +788,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         // Every layer, as the blocks made them: [depth, heads, T, T].
         int64_t shape[4] = {depth, H, T, T};
         snprintf(path, sizeof path, "%s/%s.attn.npy", job->out_dir, w->stem);
-        file_tmp_name(path, tmp, sizeof tmp);
+        file_tmp_name_host(path, tmp, sizeof tmp);
         int rc = npy_write_to(tmp, path, arr.raw, "<f4", 4, shape, err, errlen);
         if (rc || file_group_add(&files, tmp, path)) { if (!rc) snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         if (p->K < L) {
@@ -796,7 +796,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
             // files only, so the two in one --out never take each other's (docs/interface.md, attention).
             int64_t mshape[2] = {g, g};
             snprintf(path, sizeof path, "%s/%s.attn-mask.npy", job->out_dir, w->stem);
-            file_tmp_name(path, tmp, sizeof tmp);
+            file_tmp_name_host(path, tmp, sizeof tmp);
             if (npy_write_to(tmp, path, p->removed, "|u1", 2, mshape, err, errlen)) { nmaps = -1; goto done; }
             if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         }
@@ -1043,7 +1043,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Job *job, co
     fputs("</body></html>\n", f);
     int bad = ferror(f);
     if (fclose(f) || bad) { free(page); snprintf(err, errlen, "out of memory"); return -1; }   // in memory: only that
-    file_tmp_name(path, tmp, sizeof tmp);
+    file_tmp_name_host(path, tmp, sizeof tmp);
     int rc = file_write_to(tmp, path, page, page_len, err, errlen);   // err: "PATH: why"
     free(page);
     if (rc) return -1;
@@ -1113,6 +1113,36 @@ static int run_writes_map(const Plan *p, int raw, const char *name) {
     return 0;
 }
 
+// The temporary files that a killed run left of the names this run writes (cmd/output.h,
+// output_sweep_leftovers): DIR/index.html's and each image's in DIR, and in each image's folder of
+// maps those of the maps this run writes (run_writes_map's names).
+static void leftovers_sweep(const char *out_dir, const Written *w, int n, int raw, const Plan *p,
+                            const OutputNames *names) {
+    output_sweep_leftovers(names);
+    int nmaps = (p->layer_last - p->layer_first + 1) * p->nspec * (raw ? 2 : 1), k = 0;
+    char (*maps)[160] = malloc((size_t)nmaps * sizeof *maps);
+    const char **leaves = malloc((size_t)nmaps * sizeof *leaves);
+    for (int l = p->layer_first; maps && leaves && l <= p->layer_last; l++)
+        for (int s = 0; s < p->nspec; s++) {
+            char base[128];
+            map_name(p, l, p->heads[s], base, sizeof base);
+            for (int e = 0; e < (raw ? 2 : 1); e++, k++) {
+                snprintf(maps[k], sizeof maps[k], "%s.%s", base, e ? "npy" : "png");
+                leaves[k] = maps[k];
+            }
+        }
+    for (int i = 0; maps && leaves && i < n; i++) {
+        char dir[4096];
+        struct stat st;
+        snprintf(dir, sizeof dir, "%s/%s", out_dir, w[i].stem);
+        // Only a folder of maps itself: a link at its name (which --force replaces with a folder) is
+        // never swept through, nor is a name with nothing there yet listed.
+        if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) file_sweep_dead_tmps(dir, leaves, nmaps);
+    }
+    free(maps);
+    free(leaves);
+}
+
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force, const Plan *p) {
     // A folder at the name of a map this run writes, inside an image's folder of maps (a folder, not a
     // link to one, which --force replaces): no map can be published over it, nor --force remove it. It
@@ -1139,7 +1169,9 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
     }
     RunNames r = run_names(out_dir, w, raw, masked);
     OutputNames names = {.n = 1 + (long)n * r.per, .name = run_name, .ctx = &r};
-    return output_refuse_earlier(&names, force);
+    if (output_refuse_earlier(&names, force)) return 1;
+    leftovers_sweep(out_dir, w, n, raw, p, &names);
+    return 0;
 }
 
 // An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming

@@ -261,6 +261,7 @@ int cmd_embed(int argc, char **argv) {
     // Earlier results, and first a folder in either's place (docs/interface.md, "Earlier results").
     OutputNames names = {.n = 2, .list = outs};
     if (output_refuse_earlier(&names, force)) { status = 2; goto out; }
+    output_sweep_leftovers(&names);   // the temporary files of the pair that a killed embed left (cmd/output.h)
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, ema, batch, &open_status, err, sizeof err);
@@ -304,10 +305,12 @@ int cmd_embed(int argc, char **argv) {
     // The two files are published together (io/files.h), FEATS.npy first: a pair is always one run's.
     // Without --force nothing is replaced: another command that wrote either file since the check
     // above keeps its pair, and this run exits 1. A failed write leaves the earlier pair (or none).
-    size_t tlen = olen + FILE_TMP_EXTRA;
+    // Temporary names with the host, whose leftovers a later run removes (output_sweep_leftovers).
+    size_t tlen = olen + FILE_TMP_HOST_EXTRA;
     char *npy_tmp = malloc(tlen), *txt_tmp = malloc(tlen);
     FileGroup pair = {0};
-    int wrote = npy_tmp && txt_tmp && !file_tmp_name(out_path, npy_tmp, tlen) && !file_tmp_name(txt_path, txt_tmp, tlen);
+    int wrote = npy_tmp && txt_tmp && !file_tmp_name_host(out_path, npy_tmp, tlen) &&
+                !file_tmp_name_host(txt_path, txt_tmp, tlen);
     if (!wrote) snprintf(err, sizeof err, "out of memory");
     else if (npy_write_to(npy_tmp, out_path, feats, "<f4", 2, shape, err, sizeof err)) wrote = 0;
     else if (file_group_add(&pair, npy_tmp, out_path)) { snprintf(err, sizeof err, "out of memory"); wrote = 0; }

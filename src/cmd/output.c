@@ -59,6 +59,44 @@ int output_refuse_earlier(const OutputNames *names, int force) {
     return 0;
 }
 
+// The leaves of one folder's names gathered by output_sweep_leftovers, then swept.
+typedef struct { char *dir; char **leaves; long n, cap; } FolderNames;
+
+static void sweep_folder(FolderNames *f) {
+    if (f->dir && f->n) file_sweep_dead_tmps(f->dir, (const char *const *)f->leaves, f->n);
+    for (long i = 0; i < f->n; i++) free(f->leaves[i]);
+    free(f->dir);
+    f->dir = NULL;
+    f->n = 0;
+}
+
+void output_sweep_leftovers(const OutputNames *names) {
+    char buf[8192];
+    FolderNames f = {0};
+    for (long i = 0; i < names->n; i++) {
+        const char *path = names->list ? names->list[i] : buf;
+        if (!names->list && names->name(names->ctx, i, buf, sizeof buf) == OUTPUT_FOLDER) continue;
+        const char *slash = strrchr(path, '/');
+        size_t d = slash ? (size_t)(slash - path) : 0;
+        const char *dir = slash ? (d ? path : "/") : ".";
+        size_t dl = slash ? (d ? d : 1) : 1;
+        // The names come folder by folder (DIR/<stem>.*, the pair of FEATS.npy): each folder listed once.
+        if (f.dir && (strlen(f.dir) != dl || strncmp(f.dir, dir, dl))) sweep_folder(&f);
+        if (!f.dir && !(f.dir = strndup(dir, dl))) break;
+        if (f.n == f.cap) {
+            long cap = f.cap ? 2 * f.cap : 16;
+            char **l = realloc(f.leaves, (size_t)cap * sizeof *l);
+            if (!l) break;
+            f.leaves = l;
+            f.cap = cap;
+        }
+        if (!(f.leaves[f.n] = strdup(slash ? slash + 1 : path))) break;
+        f.n++;
+    }
+    sweep_folder(&f);   // out of memory: what was gathered; the rest stays, as leftovers do
+    free(f.leaves);
+}
+
 int output_mkdir_p(const char *path, char *err, size_t errlen) {
     return output_mkdir_made(path, NULL, err, errlen);
 }
@@ -177,7 +215,7 @@ const char *output_subject(const char *cmd, const char *path, const char *err) {
     return !strncmp(err, path, n) && err[n] == ':' ? NULL : cmd;
 }
 
-int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
+int output_png_to(char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
                   char *err, size_t errlen) {
     int fd = file_tmp_create(tmp);
     int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);
@@ -210,7 +248,11 @@ int output_out_gone(const char *dir, const struct stat *home) {
 }
 
 int output_names_fit(const char *dir, const char *stem, const char *names, char *err, size_t errlen) {
-    if (strlen(dir) + strlen(stem) + 64 < 4096) return 0;   // 64: '/', a name such as ".recon.png", its temporary name
+    // 64: '/', a name such as ".recon.png", its temporary name's ".tmp.<pid>.<n>"; and the host's name
+    // with its '.' that the temporary name carries (file_tmp_name_host).
+    char host[FILE_HOST_MAX];
+    file_host_name(host, sizeof host);
+    if (strlen(dir) + strlen(stem) + 64 + strlen(host) + 1 < 4096) return 0;
     snprintf(err, errlen, "the output names %s/%s%s would pass the 4096-byte path limit (a shorter --out)", dir, stem,
              names);
     return -1;

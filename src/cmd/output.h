@@ -58,6 +58,12 @@ typedef struct {
     void *ctx;
 } OutputNames;
 int output_refuse_earlier(const OutputNames *names, int force);
+// The temporary files that a killed run of this host (SIGKILL, a power cut: no stop signal removed
+// them) left of the OUTPUT_FILE names in names, "NAME.tmp.<host>.<pid>.<serial>" (io/files.h,
+// file_sweep_dead_tmps: only where that process is gone, never a user's file of another name),
+// removed: embed, probe --out, reconstruct and attention call it once output_refuse_earlier has
+// passed, before they write (docs/interface.md, section 1, "Stopped by a signal"). Failures leave them.
+void output_sweep_leftovers(const OutputNames *names);
 
 // The what for cli_error(what, "%s", err) of a library's message: NULL when err already begins with
 // "path: " (it names the file, as "vitmae: PATH: why" should), else cmd.
@@ -65,7 +71,7 @@ const char *output_subject(const char *cmd, const char *path, const char *err);
 
 // A PNG (data/image.h, png_write_fd) at a command's staged name tmp, made by file_tmp_create so that a
 // stop signal removes it (io/files.h); removed on failure.
-int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
+int output_png_to(char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
                   char *err, size_t errlen);
 
 // Whether a failure's reason (err) stops reconstruct and attention at that image (one line, then the
@@ -144,7 +150,8 @@ void output_inputs_free(OutputInputs *s);
 
 // Whether an input's output names fit the system's 4096-byte paths: dir/<stem> and what follows it
 // (names: "/..." for attention's folder of maps, ".*" for reconstruct's files), with 64 bytes after the
-// stem for the longest name an input writes there and its temporary name (io/files.h, FILE_TMP_EXTRA).
+// stem for the longest name an input writes there and its temporary name (io/files.h, FILE_TMP_EXTRA),
+// and this host's name with a dot, which the temporary name carries (file_tmp_name_host).
 // A name cut short would write one output over another, or fail after the image's work naming a path
 // cut short. 0, or -1 with err "the output names DIR/STEMNAMES would pass the 4096-byte path limit (a
 // shorter --out)", said of the input (its path first).
@@ -159,7 +166,9 @@ int output_check_writable(const char *dir, char *err, size_t errlen);
 // The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
 // one. A stem is cut to its first STEM_MAX bytes (at a character boundary), so that each output name
 // (the longest "<stem>-<k>.attn-mask.npy") and its temporary name (io/files.h, FILE_TMP_EXTRA:
-// ".tmp.<pid>.<n>", at most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 14 + 23 = 243.
+// ".tmp.<pid>.<n>", at most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 14 + 23 = 243
+// (where the host's name that the inference commands' temporary names carry, file_tmp_name_host, makes
+// one longer than 255 bytes, the output's part of it is cut: io/files.h, file_tmp_name).
 // The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
 // later one with a taken stem gets "<stem>-<k>" for the first free k counting from first_suffix
 // (reconstruct and attention count from 1: x, x-1, x-2, docs/interface.md "Stems"; pinned by

@@ -151,7 +151,7 @@ static double class_top1(const ProbeResult *r, int c, int C, long *count) {
 // others by the caller); output_png_to removes a partial file on failure.
 static int write_confusion(const char *dir, int p, const ProbeResult *r, long ntest, const Dataset *classes,
                            const char *what, FileGroup *files, char *err, size_t errlen) {
-    char title[256], path[4096], why[512], tmp[4096 + FILE_TMP_EXTRA];
+    char title[256], path[4096], why[512], tmp[4096 + FILE_TMP_HOST_EXTRA];
     snprintf(title, sizeof title, "%s, %s: top-1 %.4f (%ld/%ld)", p == PROBE_KNN ? "kNN" : "linear probe", what,
              r->top1, r->correct, ntest);
     snprintf(path, sizeof path, "%s/confusion-%s.png", dir, probe_key[p]);
@@ -164,7 +164,7 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     char text_what[4500];
     snprintf(text_what, sizeof text_what, "%s %s", probe_key[p], what);
     const char *text[] = {"Description", text_what, NULL};
-    file_tmp_name(path, tmp, sizeof tmp);
+    file_tmp_name_host(path, tmp, sizeof tmp);
     int rc = output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
     if (!rc && file_group_add(files, tmp, path)) { snprintf(why, sizeof why, "out of memory"); rc = -1; }
@@ -346,6 +346,7 @@ int cmd_probe(int argc, char **argv) {
                 mat_names[names.n++] = mats[p];
             }
         if (output_refuse_earlier(&names, force)) return 2;
+        output_sweep_leftovers(&names);   // a killed probe's temporary files of these names (cmd/output.h)
     }
     if (cli_start_threads("probe", threads)) return 1;
     FeatureModel *fm = NULL;

@@ -124,8 +124,9 @@ static int earlier_is_input(void *ctx, long i, const char *path) {
 }
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"), and
-// an input never, also with --force ("Paths that meet"): it may not have been read yet. 0; 2 after
-// the line that refuses; 1 out of memory.
+// an input never, also with --force ("Paths that meet"): it may not have been read yet. 0 (and the
+// temporary files a killed run left of the names it writes are removed: output_sweep_leftovers); 2
+// after the line that refuses; 1 out of memory.
 static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force, const char *ckpt,
                           const char *mask) {
     // Every kind is looked at for the files it reads (per 3): the arrays a run without --raw removes
@@ -145,6 +146,7 @@ static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw,
     e.per = e.writes;
     OutputNames names = {.n = (long)inputs->n * e.per, .name = earlier_name, .ctx = &e};
     if (!refused) refused = output_refuse_earlier(&names, force);
+    if (!refused) output_sweep_leftovers(&names);   // a killed run's temporary files of these names (cmd/output.h)
     output_inputs_free(&e.in_ids);
     free(e.in_paths);
     return refused ? 2 : 0;
@@ -202,25 +204,25 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // ok, or -1 and *f (*files empty).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
                         const char *title, const float *recon, const uint8_t *removed, FileGroup *out, Failure *f) {
-    char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];
+    char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_HOST_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
     FileGroup files = {.later = o->later};
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
     const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, "Title", title, NULL};
-    file_tmp_name(path, tmp, sizeof tmp);
+    file_tmp_name_host(path, tmp, sizeof tmp);
     if (output_png_to(tmp, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
     if (file_group_add(&files, tmp, path)) { file_group_discard(&files); return fail_at(f, "reconstruct", "out of memory"); }
     if (o->raw) {
         int64_t shape[3] = {S, S, cfg->in_chans}, mshape[2] = {g, g};
         snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
-        file_tmp_name(path, tmp, sizeof tmp);
+        file_tmp_name_host(path, tmp, sizeof tmp);
         // err "PATH: why", said as the panel's is, with no command name (docs/interface.md, section 1);
         // out of memory as the command's.
         int bad = npy_write_to(tmp, path, recon, "<f4", 3, shape, err, sizeof err), oom = 0;
         if (!bad && (bad = oom = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
         if (!bad) {
             snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
-            file_tmp_name(path, tmp, sizeof tmp);
+            file_tmp_name_host(path, tmp, sizeof tmp);
             bad = npy_write_to(tmp, path, removed, "|u1", 2, mshape, err, sizeof err);
             if (!bad && (bad = oom = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
         }

@@ -1526,7 +1526,7 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
 }
 
 // png_write's staging: a new file at exactly tmp (io/files.h's file_tmp_create), removed on failure.
-static int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
+static int png_write_to(char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
                         char *err, size_t errlen) {
     int fd = w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4) ? -2 : file_tmp_create(tmp);
     int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);

@@ -50,6 +50,8 @@ typedef struct KeptName {
     int dir;            // a file's: its folder held (a HeldFolder's fd), or -1: reached by its name
     dev_t dev;          // a folder's: what it is, once made (ino 0: not known, reached by its name)
     ino_t ino;
+    size_t tmp_at;      // a name of tmp_name's: where its ".tmp." begins (0: another name), for
+    int tmp_host;       // file_tmp_create's next name; tmp_host: with the host (file_tmp_name_host)
     size_t cap;
     char name[];
 } KeptName;
@@ -74,6 +76,7 @@ static KeptName *keep_name(const char *name, int is_dir) {
             k->is_dir = is_dir;
             k->dir = -1;
             k->ino = 0;
+            k->tmp_at = 0;
             __atomic_store_n(&k->state, NODE_LIVE, __ATOMIC_SEQ_CST);
             return k;
         }
@@ -85,6 +88,7 @@ static KeptName *keep_name(const char *name, int is_dir) {
     k->is_dir = is_dir;
     k->dir = -1;
     k->ino = 0;
+    k->tmp_at = 0;
     memcpy(k->name, name, n);
     k->state = NODE_LIVE;
     k->next = __atomic_load_n(&kept, __ATOMIC_SEQ_CST);
@@ -350,8 +354,37 @@ static int tmp_make(const char *tmp, const char *target) {
     return fd;
 }
 
-int file_tmp_create(const char *tmp) {
-    return tmp_make(tmp, NULL);
+static int tmp_name(const char *path, char *tmp, size_t tmplen, const char *host);
+
+// tmp (a name of tmp_name's, taken) given the next serial in place: "PATH.tmp.[<host>.]<pid>.<serial>"
+// of the same PATH as cut (cut again where a longer serial passes 255 bytes), kept instead of the old one.
+// tmp's buffer holds the name as its caller sized it (io/files.h: strlen(path) + FILE_TMP_EXTRA, or
+// FILE_TMP_HOST_EXTRA), which holds any serial. 0, or -1 for a name of another kind (or out of memory).
+static int tmp_next_name(char *tmp) {
+    KeptName *k = kept_live(tmp);
+    if (!k || k->is_dir || !k->tmp_at) return -1;
+    size_t at = k->tmp_at, cap = at + (k->tmp_host ? FILE_TMP_HOST_EXTRA : FILE_TMP_EXTRA);
+    char host[FILE_HOST_MAX], *path = strndup(tmp, at), *next = malloc(cap);
+    if (k->tmp_host) file_host_name(host, sizeof host);
+    int rc = path && next ? tmp_name(path, next, cap, k->tmp_host ? host : NULL) : -1;
+    if (!rc) {
+        file_tmp_forget(tmp);
+        memcpy(tmp, next, strlen(next) + 1);
+    }
+    free(path);
+    free(next);
+    return rc;
+}
+
+int file_tmp_create(char *tmp) {
+    // A name taken is a file left by an earlier process of this pid (a pid reused after a kill, the
+    // serials counted from 1 again): the next serial, as mkstemp tries another name, never the
+    // false "File exists" of an output that does not exist.
+    for (int tries = 0;; tries++) {
+        int fd = tmp_make(tmp, NULL);
+        if (fd >= 0 || errno != EEXIST || tries == FILE_TMP_TRIES) return fd;
+        if (tmp_next_name(tmp)) { errno = EEXIST; return -1; }
+    }
 }
 
 // file_tmp_create_unique's and file_tmp_link_unique's: tmpl made (tmp_make) under a name of its own.
@@ -420,7 +453,8 @@ static int tmp_name(const char *path, char *tmp, size_t tmplen, const char *host
     if (leaf + (size_t)ns > 255) leaf = 255 - (size_t)ns;
     int n = snprintf(tmp, tmplen, "%.*s%s", (int)(dir + leaf), path, suffix);
     if (n < 0 || (size_t)n >= tmplen) { if (tmplen) tmp[0] = 0; return -1; }
-    keep_name(tmp, 0);
+    KeptName *kept_tmp = keep_name(tmp, 0);
+    if (kept_tmp) { kept_tmp->tmp_at = dir + leaf; kept_tmp->tmp_host = host != NULL; }   // file_tmp_create's next name
     return 0;
 }
 
@@ -460,7 +494,9 @@ const char *file_name_host_pid(const char *p, const char *host, long *pid) {
     return p;
 }
 
-long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host)) {
+// file_sweep_dead's and file_sweep_dead_tmps': maker given ctx too.
+static long sweep_dead(const char *dir, long (*maker)(const char *name, const char *host, const void *ctx),
+                       const void *ctx) {
     char host[FILE_HOST_MAX];
     file_host_name(host, sizeof host);
     if (!host[0]) return 0;   // no name to tell this host's files by: none is certainly dead
@@ -472,7 +508,7 @@ long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char
     long removed = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        long pid = maker(e->d_name, host);
+        long pid = maker(e->d_name, host, ctx);
         struct stat st;
         // A process of this host that is gone: kill says ESRCH. A live one (this one too), or one this
         // process may not signal (EPERM: alive, another user's), keeps its file.
@@ -484,7 +520,70 @@ long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char
     return removed;
 }
 
-int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
+typedef struct { long (*maker)(const char *name, const char *host); } PlainMaker;
+static long plain_maker(const char *name, const char *host, const void *ctx) {
+    return ((const PlainMaker *)ctx)->maker(name, host);
+}
+
+long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host)) {
+    PlainMaker m = {maker};
+    return sweep_dead(dir, plain_maker, &m);
+}
+
+// The names whose temporaries file_sweep_dead_tmps removes, sorted (strcmp).
+typedef struct { const char **v; long n; } SortedNames;
+
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+// The pid in a temporary name of file_tmp_name_host's, "<NAME>.tmp.<host>.<pid>.<serial>" made on
+// host, whose NAME is one of ctx's names, or that name's first bytes where tmp_name cut it to fit 255
+// bytes (the temporary name is then 255 bytes long); 0 for any other name (a user's "x.npy.tmp.notes",
+// another host's, "NAME.tmp.<pid>.<serial>" with no host, a name not in the list).
+static long tmp_leftover(const char *name, const char *host, const void *ctx) {
+    const SortedNames *s = ctx;
+    size_t len = strlen(name), hl = strlen(host);
+    // From the end: the serial's digits (no leading zero), then ".<pid>" and ".tmp.<host>" before it.
+    const char *p = name + len;
+    int digits = 0;
+    while (p > name && p[-1] >= '0' && p[-1] <= '9' && digits < 11) { p--; digits++; }
+    if (!digits || digits > 10 || *p == '0' || p == name || p[-1] != '.') return 0;
+    const char *serial_dot = p - 1;
+    p = serial_dot;
+    for (digits = 0; p > name && p[-1] >= '0' && p[-1] <= '9' && digits < 11; digits++) p--;
+    size_t tail = 5 + hl + 1 + (size_t)digits;   // ".tmp.<host>.<pid>"
+    if (!digits || (size_t)(serial_dot - name) <= tail) return 0;
+    const char *at = serial_dot - tail;   // where ".tmp." begins: NAME is name[0 .. at)
+    long pid;
+    if (strncmp(at, ".tmp.", 5) || file_name_host_pid(at + 5, host, &pid) != serial_dot) return 0;
+    // The first of the sorted names that is not below NAME: NAME itself, or else the first that begins
+    // with it (all that do follow it at once).
+    size_t bl = (size_t)(at - name);
+    long lo = 0, hi = s->n;
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        int c = strncmp(s->v[mid], name, bl);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == s->n || strncmp(s->v[lo], name, bl)) return 0;
+    return !s->v[lo][bl] || len == 255 ? pid : 0;
+}
+
+long file_sweep_dead_tmps(const char *dir, const char *const *names, long n) {
+    SortedNames s = {malloc((size_t)(n > 0 ? n : 1) * sizeof *s.v), n};
+    if (!s.v) return -1;
+    if (n > 0) {
+        memcpy(s.v, names, (size_t)n * sizeof *s.v);
+        qsort(s.v, (size_t)n, sizeof *s.v, cmp_names);
+    }
+    long removed = sweep_dead(dir, tmp_leftover, &s);
+    free(s.v);
+    return removed;
+}
+
+int file_write_parts_to(char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
                         char *err, size_t errlen) {
     char why[128];
     int fd = file_tmp_create(tmp);
@@ -513,7 +612,7 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
     return failed ? -1 : 0;
 }
 
-int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen) {
+int file_write_to(char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen) {
     return file_write_parts_to(tmp, path, &data, &len, 1, err, errlen);
 }
 

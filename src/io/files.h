@@ -23,11 +23,12 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
 // file_publish_atomic's), another errno else; tmp is removed on every failure.
 int file_write_new_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
-// Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
+// Writes len bytes of data to a new file at tmp (file_tmp_create: the next serial where that name is
+// taken, written back into tmp), fsync'd, bound for path
 // (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason". Test
 // gate VITMAE_FAULT_HOLD_AFTER_WRITE (file_test_gate) once written, before it is renamed or added to
 // a group (file_write_atomic's too): a test moves its folder there.
-int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
+int file_write_to(char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
 // tmp (a file written whole and fsync'd, as file_write_to's) renamed over path, then path's folder
 // fsync'd: the file is there after a power cut. On failure tmp is removed. tmp's name is no longer
 // kept for the stop signals. 0 ok, -1 with "PATH: reason"; a folder whose sync fails after the rename
@@ -40,7 +41,7 @@ int file_sync_folder_of(const char *path, char *err, size_t errlen);
 // The same two, of the n buffers parts[i] (lens[i] bytes each) one after another (a header, then data).
 int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
                             size_t errlen);
-int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
+int file_write_parts_to(char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
                         char *err, size_t errlen);
 
 // Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
@@ -66,8 +67,13 @@ void file_cleanup_on_stop_signals(void);
 void file_stop_now_prepare(void);
 void file_stop_now(int sig);
 // Creates tmp (O_EXCL, 0666 less the umask) for writing: the fd, or -1 with errno set. A stop
-// signal never finds it half made: created before the cleanup sees it, or not at all.
-int file_tmp_create(const char *tmp);
+// signal never finds it half made: created before the cleanup sees it, or not at all. Where tmp is a
+// name of file_tmp_name's (or file_tmp_name_host's), in the buffer it was made in, and that name is
+// taken (a file an earlier process of this pid left: a pid reused after a kill, whose serials count from
+// 1 again), tmp is given the next serial in place, FILE_TMP_TRIES times at most, then EEXIST: the caller
+// goes on with tmp as it is now (file_group_add, file_publish_atomic, file_tmp_remove).
+enum { FILE_TMP_TRIES = 100 };
+int file_tmp_create(char *tmp);
 // mkstemp's: tmpl ends in "XXXXXX", which become six letters and digits that no file in its folder has
 // (O_EXCL, tried again when taken); the file is made as file_tmp_create makes it, its name kept as
 // file_tmp_name's (file_tmp_remove and file_tmp_forget as for them): a failure removes it from the
@@ -123,6 +129,12 @@ const char *file_name_host_pid(const char *p, const char *host, long *pid);
 // this one may not signal keeps its files, and so does every other host's. Checked and removed in the
 // folder as opened (unlinkat). The number removed, or -1 when dir cannot be listed.
 long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host));
+// The same for the temporary files of the files names[0..n) (names in the folder dir, no '/') that
+// file_tmp_name_host named "NAME.tmp.<host>.<pid>.<serial>" (NAME's first bytes where it cut the name
+// to 255): those of this host whose process is gone, as above (the inference commands' outputs, before
+// they write them: cmd/output.h, output_sweep_leftovers). A name without the host, another name's, a
+// user's "NAME.tmp.notes" stay. The number removed, or -1 (dir not listed, out of memory).
+long file_sweep_dead_tmps(const char *dir, const char *const *names, long n);
 
 // A command's outputs, each written whole under its temporary name (file_tmp_name), published
 // together by file_group_publish. Names are copied.

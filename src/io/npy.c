@@ -80,7 +80,7 @@ static int npy_parts(const char *path, const void *data, const char *descr, int 
     return 0;
 }
 
-int npy_write_to(const char *tmp, const char *path, const void *data, const char *descr, int ndim,
+int npy_write_to(char *tmp, const char *path, const void *data, const char *descr, int ndim,
                  const int64_t *shape, char *err, size_t errlen) {
     char header[1024];
     size_t lens[2];

@@ -15,9 +15,10 @@ enum { NPY_MAX_DIMS = 16 };
 // renamed over path; on any failure nothing is left behind. Returns 0, or -1 with a message.
 int npy_write(const char *path, const void *data, const char *descr, int ndim,
               const int64_t *shape, char *err, size_t errlen);
-// The same file written to a new file at exactly tmp (O_EXCL), bound for path (io/files.h's
-// file_group_publish moves it there); messages name path. On failure tmp is removed.
-int npy_write_to(const char *tmp, const char *path, const void *data, const char *descr, int ndim,
+// The same file written to a new file at tmp (O_EXCL; io/files.h's file_tmp_create: the next serial
+// where that name is taken, written back into tmp), bound for path (io/files.h's file_group_publish
+// moves it there); messages name path. On failure tmp is removed.
+int npy_write_to(char *tmp, const char *path, const void *data, const char *descr, int ndim,
                  const int64_t *shape, char *err, size_t errlen);
 // Builds the header bytes alone (as npy_write writes them) into buf; returns its length, or -1
 // when the arguments are invalid or buf is too small (cap bytes).
