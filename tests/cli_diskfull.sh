@@ -178,6 +178,15 @@ if [ -c /dev/full ]; then
     "$VITMAE" $cmd > /dev/full 2> "$dir/err"; rc=$?
     t "$name > /dev/full: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: No space left on device$" "$dir/err"'
   done
+  # The commands that write files flush each output's line as it is published (a stop signal may end
+  # them next): that flush's failure lost its reason, and the end said "a write to it failed".
+  for cmd in "embed --ckpt $dir/small.safetensors --out $dir/full-e.npy $dir/emb30" "reconstruct --ckpt $dir/small.safetensors --out $dir/full-r $dir/emb30" \
+             "attention --ckpt $dir/small.safetensors --out $dir/full-a $dir/emb30" "probe --ckpt $dir/small.safetensors --train $dir/data --test $dir/data --out $dir/full-p"; do
+    name=${cmd%% *}
+    "$VITMAE" $cmd > /dev/full 2> "$dir/err"; rc=$?
+    t "$name (writing files) > /dev/full: exit 1, one line with the reason ($rc: $(grep -v "^vitmae: warning:" "$dir/err" | tr "\n" "|"))" \
+      '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning:" "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: No space left on device$" "$dir/err"'
+  done
   "$VITMAE" --help > /dev/full 2> "$dir/err"; rc=$?
   t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: help: standard output: No space left on device$" "$dir/err"'
   "$VITMAE" info "$dir/missing.safetensors" > /dev/full 2> "$dir/err"; rc=$?

@@ -1461,7 +1461,7 @@ int cmd_attention(int argc, char **argv) {
             w->failed = strdup(err);
         } else {
             cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
-            fflush(stdout);   // the line of an image out, even when a signal ends the run next (as reconstruct's)
+            cli_flush_stdout();   // the line of an image out, even when a signal ends the run next (as reconstruct's)
             if (unsynced) { cli_error("attention", "%s", err); unsynced_maps = 1; }   // "PATH ...: written, but ...": drawn
             nimages++;
             nmaps += n;
@@ -1503,7 +1503,7 @@ int cmd_attention(int argc, char **argv) {
         cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s%s", nimages, nimages == 1 ? "" : "s",
                 nmaps, nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, ema ? CLI_EMA_WHAT : "",
                 index_ok ? "; index " : "", index_ok ? out_dir : "", index_ok ? "/index.html" : "");
-    fflush(stdout);
+    cli_flush_stdout();
     file_stop_resume();   // a stop signal since the page's publish ends the run here, the line that names it out
     if (!full && failed_inputs > 1)   // as reconstruct ends (docs/interface.md, section 2)
         cli_error("attention", "%d inputs failed", failed_inputs);

@@ -394,6 +394,7 @@ volatile sig_atomic_t cli_stdout_lossy = 0;
 int cli_stdout_done(const char *what, int rc) {
     errno = 0;
     int e = fflush(stdout) ? (errno ? errno : -1) : ferror(stdout) ? -1 : 0;
+    if (e == -1 && cli_stdout_errno()) e = cli_stdout_errno();   // an earlier flush's reason (cli_flush_stdout)
     cli_stream_check(stdout);
     if (!e || cli_stdout_lossy || cli_stream_gone(1)) return rc;
     char why[128];

@@ -337,7 +337,7 @@ int cmd_embed(int argc, char **argv) {
         features_blocks_text(&spec, cfg->depth, which, sizeof which);
         cli_out("%ld image%s -> %s [%ld, %d] (%s, %s%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
                 in.n, D, features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", view, txt_path);
-        fflush(stdout);
+        cli_flush_stdout();
         status = 0;
     }
     file_stop_resume();

@@ -433,7 +433,7 @@ int cmd_probe(int argc, char **argv) {
     cli_view_text(what + wl, sizeof what - wl, "; view ", spec.view, S);
     if (!json)
         cli_out("probe: %s (dim %ld); train %ld images, test %ld, %d classes", what, dim, train.n, test.n, C);
-    fflush(stdout);
+    cli_flush_stdout();
 
     ftrain = malloc((size_t)train.n * dim * sizeof *ftrain);
     ftest = malloc((size_t)test.n * dim * sizeof *ftest);
@@ -499,7 +499,7 @@ int cmd_probe(int argc, char **argv) {
         int pub = file_group_publish_held(&files, force, err, sizeof err);
         if (pub) cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err);
         else if (!json) cli_out("confusion matrices in %s/", out_dir);
-        fflush(stdout);
+        cli_flush_stdout();
         file_stop_resume();
         if (pub) goto out;
     }

@@ -536,7 +536,7 @@ int cmd_reconstruct(int argc, char **argv) {
                     // apart; %.6e, a column of one width whatever the magnitude.
                     cli_out("%s masked_mse=%.6e psnr=%.2fdB (%s -> %s/%s.recon.png)", in->stem, mse[b],
                             psnr_from_mse(mse[b]), in->path, out_dir, in->stem);
-                    fflush(stdout);
+                    cli_flush_stdout();
                     mse_sum += mse[b];
                     nok++;
                     if (status[b] == FILE_UNSYNCED) { cli_error(NULL, "%s", fails[j].who); unsynced = 1; }   // written, not durable

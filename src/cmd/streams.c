@@ -1,5 +1,6 @@
 // The standard streams' state: the open progress bar and the streams whose reader has gone. See streams.h.
 #include "cmd/streams.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -43,6 +44,16 @@ const char *cli_stderr_prefix(char *buf, size_t n) {
 }
 
 int cli_stream_gone(int fd) { return fd >= 1 && fd <= 2 && stream_gone[fd]; }
+
+static int stdout_errno = 0;
+
+void cli_flush_stdout(void) {
+    errno = 0;
+    if (fflush(stdout) && errno && !stdout_errno) stdout_errno = errno;
+    cli_stream_check(stdout);
+}
+
+int cli_stdout_errno(void) { return stdout_errno; }
 
 // 1 when nobody reads fd any more: the read end of its pipe is closed (poll's POLLERR), or the
 // terminal or socket hung up (POLLHUP). A file, a full disk, /dev/full: 0.

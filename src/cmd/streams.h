@@ -34,4 +34,10 @@ void cli_default_sigpipe(void);
 const char *cli_stderr_prefix(char *buf, size_t n);
 // 1 once cli_stream_check found fd's reader gone (fd 1 or 2), else 0.
 int cli_stream_gone(int fd);
+// fflush(stdout) where a line must be out now (before a stop signal may end the process), then
+// cli_stream_check: a flush that fails keeps its errno for cli_stdout_done (cli_stdout_errno), whose own
+// flush then finds only the stream's error flag ("a write to it failed" lost "No space left on device").
+void cli_flush_stdout(void);
+// The errno of the first failed cli_flush_stdout, or 0.
+int cli_stdout_errno(void);
 #endif
