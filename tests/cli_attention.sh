@@ -818,6 +818,12 @@ mkdir -p "$tmp/meet" && cp "$img" "$tmp/meet/"
 run --out "$tmp/meet/att" "$tmp/meet"; rc=$?
 t "attention --out inside its input folder: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/att is inside the input folder $tmp/meet: " "$tmp/err" && [ ! -e "$tmp/meet/att" ]'
+# ... also where a link below the input folder leads to --out (meet/lk -> lkext): the scan follows it.
+mkdir -p "$tmp/lkext" && ln -s "$tmp/lkext" "$tmp/meet/lk"
+run --out "$tmp/lkext/att" "$tmp/meet"; rc=$?
+rm "$tmp/meet/lk"
+t "attention --out reached through a link below its input folder: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: attention --out: $tmp/lkext/att is inside the input folder $tmp/meet through a link (its scan enters $tmp/meet/lk): its images would be read as inputs by the next run (with --force, or once more images are added); choose an --out folder outside it" ] && [ ! -e "$tmp/lkext/att" ]'
 # An output that is an input (b's montage meet/b.attn.png given as an input; an input in the folder
 # of a's maps) is refused before any work, also with --force: it was replaced.
 cp "$img" "$tmp/meet/b.png" && cp "$img" "$tmp/meet/b.attn.png" && mkdir -p "$tmp/meet/c" && cp "$img" "$tmp/meet/c/x.png"

@@ -664,6 +664,17 @@ for d in train test; do
   t "probe --out inside --$d: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: probe --out: $tmp/$d/cm is inside the input folder $tmp/$d: " "$tmp/meet.err" && [ ! -e "$tmp/$d/cm" ]'
 done
+# ... also where a link below --train or --test leads to the --out folder or one holding it: the scan
+# follows it (train/lk -> ext), and confusion-knn.png in ext/cm was read as a training image of class
+# lk at the next probe (exit 0). Refused as train's and finetune's data folder is (cli_runfolder.sh).
+mkdir -p "$tmp/lkext"
+for d in train test; do
+  ln -s "$tmp/lkext" "$tmp/$d/lk"
+  "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/lkext/cm" > /dev/null 2> "$tmp/meet.err"; rc=$?
+  rm "$tmp/$d/lk"
+  t "probe --out reached through a link below --$d: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: probe --out: $tmp/lkext/cm is inside the input folder $tmp/$d through a link (its scan enters $tmp/$d/lk): its images would be read as inputs by the next run (with --force, or once more images are added); choose an --out folder outside it" ] && [ ! -e "$tmp/lkext/cm" ]'
+done
 
 # --- the evaluation view: --crop-pct and --interp (docs/interface.md, section 2, "Evaluation views") ----
 # A 32 x 32 photo at --crop-pct 0.5 and the 16-pixel model: resized to floor(16 / 0.5) = 32, which it is

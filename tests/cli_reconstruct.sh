@@ -848,6 +848,15 @@ deep="$tmp/meet/$(awk 'BEGIN { for (i = 0; i < 1500; i++) printf "a/"; print "a"
 t "reconstruct --out 1500 missing folders deep in its input folder: exit 2, one line ($rc)" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "is inside the input folder $tmp/meet: " "$tmp/meet.err"'
 t "... nothing written there" '[ "$(ls "$tmp/meet")" = a.png ]'
+# ... also where a link below the input folder leads to --out, or to a folder holding it (meet/lk ->
+# lkext): the scan follows it, and the panels in lkext/rec were inputs of the next run.
+mkdir -p "$tmp/lkext" && ln -s "$tmp/lkext" "$tmp/meet/lk"
+for o in "$tmp/lkext/rec" "$tmp/lkext"; do
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$o" "$tmp/meet" > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "reconstruct --out $o reached through the link $tmp/meet/lk: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: reconstruct --out: $o is inside the input folder $tmp/meet through a link (its scan enters $tmp/meet/lk): its images would be read as inputs by the next run (with --force, or once more images are added); choose an --out folder outside it" ] && [ -z "$(ls -A "$tmp/lkext")" ]'
+done
+rm "$tmp/meet/lk"
 # The default folder, ./recon, inside the input folder: the line named --out, which was not given.
 (cd "$tmp/meet" && "$VITMAE" reconstruct --ckpt "$tmp/const.st" . > /dev/null 2> "$tmp/meet.err"); rc=$?
 t "reconstruct . in its input folder without --out: the default folder named so ($rc: $(cat "$tmp/meet.err"))" \

@@ -492,14 +492,21 @@ int output_folder_reaches(const char *dir, const char *target, char *at, size_t 
 int output_refuse_inside_inputs(const char *cmd, const char *out_dir, int given, char *const *inputs, int n) {
     for (int i = 0; i < n; i++) {
         struct stat st;
-        if (stat(inputs[i], &st) != 0 || !S_ISDIR(st.st_mode) || !output_path_within(out_dir, inputs[i])) continue;
+        if (stat(inputs[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        // ... also where a link below the input folder leads to --out, or to a folder holding it: the scan
+        // follows it, as train's and finetune's of their data folder (src/cmd/runfolder.c, run_folder_overlaps).
+        char link[4096], through[4200] = "";
+        int within = output_path_within(out_dir, inputs[i]);
+        if (!within && output_folder_reaches(inputs[i], out_dir, link, sizeof link))
+            snprintf(through, sizeof through, " through a link (its scan enters %s)", link);
+        else if (!within) continue;
         // The default folder (`cd photos && vitmae reconstruct ... .`) was named as if --out had been given.
         char what[64];
         snprintf(what, sizeof what, "%s%s", cmd, given ? " --out" : "");
-        cli_error(what, "%s%s is %sthe input folder %s: its images would be read as inputs by the next run (with "
+        cli_error(what, "%s%s is %sthe input folder %s%s: its images would be read as inputs by the next run (with "
                   "--force, or once more images are added); choose an --out folder outside it",
-                  given ? "" : "the default output folder ", out_dir, output_path_within(inputs[i], out_dir) ? "" : "inside ",
-                  inputs[i]);
+                  given ? "" : "the default output folder ", out_dir,
+                  within && output_path_within(inputs[i], out_dir) ? "" : "inside ", inputs[i], through);
         return CLI_USAGE;
     }
     return 0;

@@ -125,8 +125,10 @@ int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, c
 // The --out folder of reconstruct, attention and probe must not be, or lie in, a folder the command
 // reads (inputs[0..n): the INPUT arguments, or probe's --train and --test; files among them are left
 // alone): its images would be read as inputs by the next run (with --force, or once more images come).
-// 0, or CLI_USAGE after one line "CMD --out: OUT is inside the input folder DIR: ..." (docs/interface.md,
-// "Paths that meet"); of a default folder (given 0), "CMD: the default output folder OUT is ...".
+// Also where a link below such a folder leads to OUT or a folder holding it (output_folder_reaches).
+// 0, or CLI_USAGE after one line "CMD --out: OUT is inside the input folder DIR: ..." (through a link:
+// "... DIR through a link (its scan enters DIR/l): ...") (docs/interface.md, "Paths that meet"); of a
+// default folder (given 0), "CMD: the default output folder OUT is ...".
 int output_refuse_inside_inputs(const char *cmd, const char *out_dir, int given, char *const *inputs, int n);
 
 // 1 when publishing a file at out (renamed onto its name) would replace the file that the existing
