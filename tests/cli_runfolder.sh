@@ -1717,6 +1717,26 @@ t "data RUN: exit 0, a warning naming the run folder ($rc: $(grep "$dir/rdrun:" 
 "$VITMAE" eval --ckpt "$dir/rdrun" --data "$dir/rdrun" --threads 2 > /dev/null 2> "$dir/meet.err"; rc=$?
 t "eval --data RUN: exit 0, one warning ($rc: $(cat "$dir/meet.err"))" \
   '[ $rc -eq 0 ] && [ "$(cat "$dir/meet.err")" = "vitmae: warning: eval --data: $dir/rdrun is a vitmae run folder (it holds checkpoint.safetensors): its sample sheets and curves.png are read as images here, and train and finetune refuse it (--ckpt takes a run folder)" ]'
+# A folder at a checkpoint's name is no checkpoint (--ckpt RUN, info RUN and --resume RUN say "a folder,
+# not a checkpoint file"): a class of images named checkpoint-5.safetensors, or a folder
+# checkpoint.safetensors inside a class, made the data folder "a vitmae run folder" (finetune refused
+# it, exit 2; data warned). Only a file at the name counts, or a link to one: the run's checkpoint linked
+# into a class still does.
+mkdir -p "$dir/ckd/checkpoint-5.safetensors" "$dir/ckd2/cat/checkpoint.safetensors"
+cp -r "$dir/moved/circle/." "$dir/ckd/checkpoint-5.safetensors/" && cp -r "$dir/moved/square" "$dir/ckd/dog" &&
+  cp -r "$dir/moved/circle/." "$dir/ckd2/cat/checkpoint.safetensors/" && cp -r "$dir/moved/square" "$dir/ckd2/dog"
+for d in ckd ckd2; do
+  "$VITMAE" finetune --from-scratch $meet --data "$dir/$d" --out "$dir/${d}ft" > /dev/null 2> "$dir/meet.err"; rc=$?
+  t "finetune --data with a folder at a checkpoint's name ($d): it trains ($rc: $(cat "$dir/meet.err"))" \
+    '[ $rc -eq 0 ] && ! grep -q "run folder" "$dir/meet.err" && [ -s "$dir/${d}ft/checkpoint.safetensors" ]'
+  "$VITMAE" data "$dir/$d" > "$dir/rd.out" 2> "$dir/meet.err"; rc=$?
+  t "data of it ($d): no run folder warning ($rc: $(grep "run folder" "$dir/rd.out"))" \
+    '[ $rc -eq 0 ] && ! grep -q "run folder" "$dir/rd.out" && grep -q "^  dog  *[0-9]" "$dir/rd.out"'
+done
+ln -s "$dir/rdrun/checkpoint.safetensors" "$dir/ckd2/dog/checkpoint.safetensors"
+meet_refused "... a link to a checkpoint file in a class still makes it a run folder" "finetune --data: $dir/ckd2/dog is a vitmae run folder (it holds checkpoint.safetensors) inside the data folder $dir/ckd2:" \
+  finetune --from-scratch $meet --data "$dir/ckd2" --out "$dir/ckdbad"
+rm -rf "$dir/ckd" "$dir/ckd2" "$dir/ckdft" "$dir/ckd2ft"
 rm -rf "$dir/rdrun" "$dir/rdin" "$dir/rdok"
 
 # A read-only working directory without --out (as an ordinary user: tests/lib.sh as_user): the default

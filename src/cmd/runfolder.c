@@ -2586,20 +2586,28 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
     return 0;
 }
 
-// The record of a vitmae run that dir holds, its name in what: train's config.json (config_is_vitmae: another
-// program's config.json is no run), checkpoint.safetensors, or a snapshot checkpoint-N.safetensors. 1
-// found, 0 not.
-static int folder_holds_run_record(const char *dir, char *what, size_t n) {
+// 1 when dir/name is a checkpoint file: a regular file or a link to one, as st_run_latest takes a run's
+// latest (io/safetensors.h) for --ckpt RUN, info RUN and --resume RUN. A folder of that name is none (a
+// class of images named checkpoint-5.safetensors made its data folder "a vitmae run folder"), nor is a
+// link to nothing.
+static int checkpoint_file_at(const char *dir, const char *name) {
     char path[4400];
     struct stat st;
-    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
-    if (lstat(path, &st) == 0) { snprintf(what, n, "checkpoint.safetensors"); return 1; }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The record of a vitmae run that dir holds, its name in what: train's config.json (config_is_vitmae: another
+// program's config.json is no run), checkpoint.safetensors, or a snapshot checkpoint-N.safetensors, each a
+// file (checkpoint_file_at). 1 found, 0 not.
+static int folder_holds_run_record(const char *dir, char *what, size_t n) {
+    if (checkpoint_file_at(dir, "checkpoint.safetensors")) { snprintf(what, n, "checkpoint.safetensors"); return 1; }
     if (config_reads_vitmae(dir)) { snprintf(what, n, "config.json"); return 1; }
     DIR *d = opendir(dir);
     struct dirent *e;
     int found = 0;
     while (!found && d && (e = readdir(d)))
-        if ((found = snapshot_step(e->d_name) >= 0)) snprintf(what, n, "%s", e->d_name);
+        if ((found = snapshot_step(e->d_name) >= 0 && checkpoint_file_at(dir, e->d_name))) snprintf(what, n, "%s", e->d_name);
     if (d) closedir(d);
     return found;
 }
