@@ -119,6 +119,15 @@ for be in (False, True):
         if be: continue
         im.save(f"{d}/{tag}.png", exif=b"Exif\0\0" + t)
         im.save(f"{d}/{tag}.webp", lossless=True, exif=t)     # without the "Exif\0\0" PIL writes
+# TIFF headers PIL 9.4 takes though invalid, the magic's two bytes swapped ("MM*\0" big-endian, "II\0*"
+# little-endian: TiffImagePlugin's PREFIXES), which libexif refuses: their orientation 6 is applied.
+for be in (False, True):
+    t = tiff([(0x112, 3, 1, struct.pack(">H" if be else "<H", 6))], be)
+    t = (b"MM*\0" if be else b"II\0*") + t[4:]
+    tag = f"swapped_magic6{'be' if be else 'le'}"
+    im.save(f"{d}/{tag}.jpg", quality=95, exif=b"Exif\0\0" + t)
+    im.save(f"{d}/{tag}.png", exif=b"Exif\0\0" + t)
+    im.save(f"{d}/{tag}.webp", lossless=True, exif=t)
 # PNG chunks placed by hand: two eXIf (PIL keeps the last), XMP's tiff:Orientation (read when EXIF has
 # no orientation), an eXIf after the image data (read when none came before it, by the decode and by the
 # probe).

@@ -256,6 +256,11 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (!block) return -1;   // out of memory: not "no orientation" (docs/data.md, "out of memory")
     memcpy(block, "Exif\0\0", 6);
     memcpy(block + 6, tiff, len);
+    // PIL 9.4 also takes the TIFF headers "MM*\0" and "II\0*" (the magic's two bytes swapped), in the
+    // byte order their letters name (PIL/TiffImagePlugin.py's PREFIXES), which libexif refuses: they
+    // are given the valid magic (docs/data.md, "Files").
+    if (len >= 4 && !memcmp(tiff, "MM\x2a\x00", 4)) memcpy(block + 6, "MM\x00\x2a", 4);
+    if (len >= 4 && !memcmp(tiff, "II\x00\x2a", 4)) memcpy(block + 6, "II\x2a\x00", 4);
     size_t at[64];   // the offsets in tiff of IFD0's orientation entries
     int n = 0;
     ExifByteOrder bo = len >= 1 && tiff[0] == 'I' ? EXIF_BYTE_ORDER_INTEL : EXIF_BYTE_ORDER_MOTOROLA;
