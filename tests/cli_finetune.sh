@@ -1179,6 +1179,16 @@ err "val class empty in --data" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft
 rmdir "$dir/data/hexagon"
 t "val class empty in --data: the line says its folder holds no usable image ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes ($dir/data/hexagon holds no usable image)$" "$dir/err"'
+# A link there instead, to a class's folder (hexagon -> circle) or to the folder itself (-> .), holds
+# images, counted once under their class (the scan met the folder again): the line said "holds no
+# usable image" of it. It now says what it is, as `vitmae data` counts it.
+for to in circle .; do
+  ln -s "$to" "$dir/data/hexagon"
+  err "val class a link in --data (hexagon -> $to)" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
+  rm "$dir/data/hexagon"
+  t "val class a link in --data (hexagon -> $to): the line says it is a folder met again ($(cat "$dir/err"))" \
+    'grep -qx "vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes ($dir/data/hexagon is a folder met again through a link, searched once: its images count under their class)" "$dir/err"'
+done
 # --resume of a training folder whose class folder was emptied since (no class, as `vitmae data`
 # reads classes): the line names the class and says its folder holds no usable image, as --val's and
 # probe's do; it said only "its classes differ from the checkpoint's 3 classes". A class the checkpoint
@@ -1189,6 +1199,16 @@ rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && rm "$dir/dc/square/"* && echo
 t "resume, a class folder emptied: the line names it and its folder, after its skipped file ($rc: $(tr "\n" "|" < "$dir/err")), nothing written" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 2 ] && head -n 1 "$dir/err" | grep -q "^vitmae: skipped $dir/dc/square/bad.png: " &&
    grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: it has no class '"'"'square'"'"' ($dir/dc/square holds no usable image)" "$dir/err" &&
+   [ ! -e "$dir/e7" ]'
+# ... or replaced by a link to another class's folder (square -> circle): its images are circle's,
+# counted once, and the line said "($dir/dc/square holds no usable image)". It says what the link is,
+# one line: a file the scan skipped (circle/bad.png) does not explain it.
+rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && rm -r "$dir/dc/square" && ln -s circle "$dir/dc/square" &&
+  echo x > "$dir/dc/circle/bad.png"
+"$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7" > /dev/null 2> "$dir/err"; rc=$?
+t "resume, a class folder replaced by a link to another: the line says it is a folder met again, one line ($rc: $(tr "\n" "|" < "$dir/err")), nothing written" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] &&
+   grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: it has no class '"'"'square'"'"' ($dir/dc/square is a folder met again through a link, searched once: its images count under their class)" "$dir/err" &&
    [ ! -e "$dir/e7" ]'
 rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && mkdir "$dir/dc/hexagon" && cp "$dir/data/circle/00000.png" "$dir/dc/hexagon/" &&
   echo x > "$dir/dc/hexagon/notimg.png"

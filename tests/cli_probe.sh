@@ -509,6 +509,18 @@ mkdir "$tmp/train/hexagon"   # there, but no class: empty (docs/encoder.md, prob
 bad "probe test class empty in --train" 2 "^vitmae: probe --test: class 'hexagon' of $tmp/extra is not a class of the training folder $tmp/train ($tmp/train/hexagon holds no usable image)\$" \
   probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/extra"
 rmdir "$tmp/train/hexagon"
+# A link there to a class's folder (hexagon -> circle), to the folder itself (-> .) or into a class's
+# sub-folder (-> circle/inner) holds images, counted once under their class (the scan met the folder
+# again): the line said "($tmp/train/hexagon holds no usable image)" of each. It now says what it is,
+# in the words of `vitmae data`'s "folders ignored (met again through a link, searched once)".
+mkdir "$tmp/train/circle/inner" && cp "$tmp/train/circle/00000.png" "$tmp/train/circle/inner/"
+for to in circle . circle/inner; do
+  ln -s "$to" "$tmp/train/hexagon"
+  bad "probe test class a link in --train (hexagon -> $to)" 2 "^vitmae: probe --test: class 'hexagon' of $tmp/extra is not a class of the training folder $tmp/train ($tmp/train/hexagon is a folder met again through a link, searched once: its images count under their class)\$" \
+    probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/extra"
+  rm "$tmp/train/hexagon"
+done
+rm -r "$tmp/train/circle/inner"
 bad "probe one class" 2 "^vitmae: probe --train: $tmp/oneclass has one class only ('circle'): a probe needs at least 2 class folders\$" \
   probe --ckpt "$ck" --train "$tmp/oneclass" --test "$tmp/oneclass"
 # One class beside a class folder without an image (empty; torchvision's ImageFolder: "Found no valid

@@ -187,24 +187,35 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
         if (names[c][0] == '.') cli_hold(h, NULL, "warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, names[c]);
 }
 
-void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n) {
+// 1 when name is a first-level folder of ds's root that the scan met again (a link to the root, to a
+// class's folder or into one): it holds a class's images, counted under the class (docs/interface.md,
+// section 2, "Finding files"). The scan's own mark, not a second look at the folders that could
+// disagree with it.
+static int met_again(const Dataset *ds, const char *name) {
+    for (int k = 0; k < ds->nmet_again; k++)
+        if (!strcmp(ds->met_again[k], name)) return 1;
+    return 0;
+}
+
+int cli_class_folder_note(const char *root, const char *name, const Dataset *ds, char *buf, size_t n) {
     char path[4096];
     struct stat st;
     buf[0] = 0;
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
-    if (len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(buf, n, " (%s holds no usable image)", path);
+    if (!(len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    if (met_again(ds, name)) {
+        snprintf(buf, n, " (" CLASS_LINK_NOTE ")", path);
+        return 0;
+    }
+    snprintf(buf, n, " (%s holds no usable image)", path);
+    return 1;
 }
 
 int cli_unused_class_folder(const char *root, const char *name, const Dataset *ds) {
     if (name[0] == '.') return 0;
     for (int c = 0; c < ds->nclasses; c++)
         if (!strcmp(ds->class_names[c], name)) return 0;
-    // A folder the scan met again (a link to root, to a class's folder or into one) holds a class's
-    // images, counted under the class (docs/interface.md, section 2, "Finding files"): the scan's own
-    // mark, not a second look at the folders that could disagree with it.
-    for (int k = 0; k < ds->nmet_again; k++)
-        if (!strcmp(ds->met_again[k], name)) return 0;
+    if (met_again(ds, name)) return 0;
     char path[4096];
     struct stat st;
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
@@ -225,7 +236,7 @@ void cli_unused_class_folder_note(const char *root, const Dataset *ds, char *buf
         if ((!first[0] || strcmp(e->d_name, first) < 0) && cli_unused_class_folder(root, e->d_name, ds))
             snprintf(first, sizeof first, "%s", e->d_name);
     closedir(d);
-    if (first[0]) cli_class_folder_note(root, first, buf, len);
+    if (first[0]) cli_class_folder_note(root, first, ds, buf, len);
 }
 
 void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason) {

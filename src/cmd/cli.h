@@ -135,10 +135,14 @@ void cli_held_free(CliHeld *h);
 // starts with '.' (finetune's and probe's; data lists them in its report).
 void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, int n);
 // The end of probe's and finetune's refusal of a test or --val class that the training folder lacks,
-// when root holds a folder of that name all the same (empty, or every file skipped: no class, as
-// `vitmae data` reads classes): " (ROOT/NAME holds no usable image)" in buf, else "" (a user who
-// sees the folder there is told why it is not a class).
-void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n);
+// when root holds a folder of that name all the same (ds: root's scan): " (ROOT/NAME holds no usable
+// image)" where it is empty, or every file skipped (no class, as `vitmae data` reads classes), and
+// " (" CLASS_LINK_NOTE ")" where it is a folder the scan met again (a link to a class's folder, into
+// one, or to root: its images counted once, under their class, as `vitmae data` counts it among the
+// folders met again); else "" (a user who sees the folder there is told why it is not a class).
+// Returns 1 for the first note only, where the scan's skipped files may explain it.
+#define CLASS_LINK_NOTE "%s is a folder met again through a link, searched once: its images count under their class"
+int cli_class_folder_note(const char *root, const char *name, const Dataset *ds, char *buf, size_t n);
 // 1 when name is a sub-folder of root (a link to one too) that is none of ds's classes (ds: root's
 // scan) and not hidden (.git, .ipynb_checkpoints), nor one the scan met again (a link to root, to a
 // class's folder or into one, whose images it counted once, under the class): a folder that holds no

@@ -677,9 +677,10 @@ static void report_data(const FineTune *t) {
 
 // --resume of a training folder whose classes are not the checkpoint's: the line names the first
 // class the folder lacks, and says so where its folder is there without a usable image (a class
-// folder emptied since the run started is no class, cmd/cli.h's note), else the first class it has
-// that the checkpoint lacks. The skipped files come before it only in the first case, which they
-// explain (report_skipped: a refused run stays one line otherwise).
+// folder emptied since the run started is no class) or is a link to another class's folder
+// (cmd/cli.h's notes), else the first class it has that the checkpoint lacks. The skipped files come
+// before it only where the folder holds no usable image, which they may explain (report_skipped: a
+// refused run stays one line otherwise).
 static void say_classes_differ(const FineTune *t) {
     const Dataset *ds = &t->ds;
     int K = t->cfg.num_classes;
@@ -688,8 +689,7 @@ static void say_classes_differ(const FineTune *t) {
         for (int c = 0; c < ds->nclasses && !found; c++) found = !strcmp(ds->class_names[c], t->classes[k]);
         if (found) continue;
         char note[4200];
-        cli_class_folder_note(ds->root, t->classes[k], note, sizeof note);
-        if (note[0]) report_data(t);
+        if (cli_class_folder_note(ds->root, t->classes[k], ds, note, sizeof note)) report_data(t);
         cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes: it has no class '%s'%s", K,
                   t->classes[k], note);
         return;
@@ -792,8 +792,8 @@ static int split(FineTune *t) {
             if (!strcmp(vs->class_names[c], t->classes[k])) mapped = k;
         if (mapped < 0) {
             char note[4200];
-            cli_class_folder_note(t->ds.root, vs->class_names[c], note, sizeof note);
-            if (note[0]) report_data(t);   // the skipped files where they explain it, as say_classes_differ
+            if (cli_class_folder_note(t->ds.root, vs->class_names[c], &t->ds, note, sizeof note))
+                report_data(t);   // the skipped files where they explain it, as say_classes_differ
             cli_error("finetune --val", "class '%s' of %s is not among the %d training classes%s", vs->class_names[c],
                       vs->root, t->cfg.num_classes, note);
             return 2;

@@ -105,7 +105,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
             if (!strcmp(ds->class_names[c], classes->ds.class_names[t])) map[c] = t;
         if (map[c] < 0) {
             char note[4200];
-            cli_class_folder_note(classes->ds.root, ds->class_names[c], note, sizeof note);
+            cli_class_folder_note(classes->ds.root, ds->class_names[c], &classes->ds, note, sizeof note);
             cli_held_say(held);
             cli_error(flag, "class '%s' of %s is not a class of the training folder %s%s", ds->class_names[c], dir,
                       classes->ds.root, note);
