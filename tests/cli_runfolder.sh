@@ -1676,6 +1676,27 @@ meet_refused "finetune --out inside --data" "finetune --out: $dir/meet/ft is ins
 # RUN, a slip for the images' folder, is asked for that folder; one inside the images still moves out.
 meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder .*; give the folder of the images with --data DIR$" train --resume "$dir/mrun" --data "$dir/mrun"
 meet_refused "train --resume RUN --data PARENT" "train --resume: $dir/mrun is inside the data folder $dir: .*; move the run folder out of it, then resume it there$" train --resume "$dir/mrun" --data "$dir"
+# train's sample sheets go where RUN/samples leads (section 1, "A link to a folder is followed"): a link
+# to, or into, the data or --val folder put them among the images, exit 0, and the next scan trained on
+# them (a resume warned only that the images were not those the run was checkpointed with). Refused,
+# one line, exit 2, before anything is written: a new run's --out, a resume (the link made between
+# runs), --val; also a link below the data folder that leads its scan into the run's samples/.
+mkdir "$dir/slnk" && ln -s "$dir/meet/circle" "$dir/slnk/samples"
+sway="the run's sample sheets would be read as images by the next scan (a --resume, the next run)"
+meet_refused "train --out whose samples links into --data" "train --out: $dir/slnk/samples is a symbolic link to $dir/meet/circle, which lies inside the data folder $dir/meet: $sway; move the link away, or point it at a folder outside the data folder$" \
+  train $meet --data "$dir/meet" --out "$dir/slnk"
+t "... nothing written, no sheet among the images" '[ "$(ls -A "$dir/slnk")" = samples ] && [ -z "$(find "$dir/meet" -name "step-*")" ]'
+meet_refused "train --out whose samples links to --val" "train --out: $dir/slnk/samples is a symbolic link to $dir/meet/circle, which is the --val folder $dir/meet/circle: $sway; " \
+  train $meet --data "$dir/moved" --val "$dir/meet/circle" --out "$dir/slnk"
+rows=$(wc -l < "$dir/mrun/metrics.csv") && mv "$dir/mrun/samples" "$dir/mrun-samples" && ln -s "$dir/meet" "$dir/mrun/samples"
+meet_refused "train --resume, samples linked to --data since" "train --resume: $dir/mrun/samples is a symbolic link to $dir/meet, which is the data folder $dir/meet: $sway; move the link away" \
+  train --resume "$dir/mrun" --steps 2
+t "... the run as it was, no sheet among the images" \
+  '[ "$(wc -l < "$dir/mrun/metrics.csv")" -eq "$rows" ] && [ -z "$(find "$dir/meet" -name "step-*")" ]'
+rm "$dir/mrun/samples" && mv "$dir/mrun-samples" "$dir/mrun/samples" && ln -s "$dir/mrun/samples" "$dir/meet/sheets"
+meet_refused "train --resume, a link in --data to the run's samples/" "train --resume: $dir/mrun/samples is inside the data folder $dir/meet through a link (its scan enters $dir/meet/sheets): $sway; move the link $dir/meet/sheets out of the data folder$" \
+  train --resume "$dir/mrun" --steps 2
+rm "$dir/meet/sheets" && rm -r "$dir/slnk"
 cp -r "$dir/meet" "$dir/mrun/imgs"
 meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs (--overwrite would move it away" \
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite

@@ -2545,6 +2545,38 @@ void run_broken_free(BrokenNotes *bn) {
     memset(bn, 0, sizeof *bn);
 }
 
+// train's RUN/samples, where a link to a folder sends the sheets into its target, is or lies inside the
+// folder dir (name: "data folder", "--val folder") read as images, or a link below dir leads the scan
+// into it: the sheets would train at the next scan. label: "CMD FLAG: " as run_folder_overlaps writes it.
+// CLI_USAGE with err, or 0 (also when RUN/samples is not a folder: made with the first sheet, or
+// refused by train_out_prepare).
+static int samples_overlap(const char *label, const char *run_dir, const char *dir, const char *name, char *err,
+                           size_t errlen) {
+    char samples[4200], target[4096] = "", at[4096], word[4400], linked[8400];
+    struct stat lst, st;
+    snprintf(samples, sizeof samples, "%s/samples", run_dir);
+    if (lstat(samples, &lst) != 0 || stat(samples, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    int link = S_ISLNK(lst.st_mode);
+    if (link) {
+        ssize_t len = readlink(samples, target, sizeof target - 1);
+        target[len > 0 ? len : 0] = 0;
+    }
+    const char *pngs = "the run's sample sheets would be read as images by the next scan (a --resume, the next run)";
+    if (link && output_path_within(samples, dir)) {
+        snprintf(err, errlen, "%s%s is a symbolic link to %s, which %s the %s %s: %s; move the link away, or point it "
+                 "at a folder outside the %s", label, samples, target, output_path_within(dir, samples) ? "is" : "lies inside",
+                 name, dir, pngs, name);
+        return CLI_USAGE;
+    }
+    if (output_folder_reaches(dir, samples, at, sizeof at)) {
+        if (link) snprintf(linked, sizeof linked, "%s, a symbolic link to %s,", samples, target);
+        snprintf(err, errlen, "%s%s is inside the %s %s through a link (its scan enters %s): %s; move the link %s out "
+                 "of the %s", label, link ? linked : samples, name, dir, at, pngs, file_shell_word(at, word, sizeof word), name);
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen) {
     const char *dirs[2] = {data, val}, *names[2] = {"data folder", "--val folder"};
@@ -2583,6 +2615,13 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
             return CLI_USAGE;
         }
     }
+    // train's sample sheets go where RUN/samples leads: a link to (or into) a folder the run reads, made
+    // before this run or between runs, fed them back as images (docs/interface.md, "Paths that meet").
+    if (strcmp(cmd, "train")) return 0;
+    char label[64];
+    snprintf(label, sizeof label, "%s%s%s: ", cmd, flag ? " " : "", flag ? flag : "");
+    for (int k = 0; k < 2; k++)
+        if (dirs[k] && samples_overlap(label, run_dir, dirs[k], names[k], err, errlen)) return CLI_USAGE;
     return 0;
 }
 

@@ -57,7 +57,9 @@ int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, c
 // that meet"): a run folder inside (or equal to) the data or --val folder would feed the run's sample
 // panels and curves.png back as images at the next scan (a resume, the next run); a data folder
 // inside the run folder would be moved away with the run by --overwrite. flag: the flag that named the
-// run folder ("--out", "--resume"; NULL: the default one). 0, or CLI_USAGE with "CMD FLAG: RUN ..." in
+// run folder ("--out", "--resume"; NULL: the default one). For train, also RUN/samples where it is (a link
+// to) a folder: its sample sheets go there, so a link to or into the data or --val folder, or a link below
+// one that leads the scan into it, fed them back as images. 0, or CLI_USAGE with "CMD FLAG: RUN ..." in
 // err. val may be NULL.
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen);
