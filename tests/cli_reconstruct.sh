@@ -753,6 +753,38 @@ t "SIGTERM between an image's publish and its line: the line said ($(cat "$tmp/s
   '[ $rc -eq 143 ] && [ "$(cat "$tmp/sl.out")" = "a masked_mse=2.500000e-01 psnr=6.02dB ($tmp/sl/a.png -> $tmp/sl/out/a.recon.png)" ] &&
    [ "$(ls -A "$tmp/sl/out" | tr "\n" " ")" = "a.mask.npy a.recon.npy a.recon.png " ] && [ ! -s "$tmp/sl.err" ]'
 
+# ... and one while that line waits on a stdout nobody reads (a pipe, full, whose reader reads no more):
+# the run ends by it at once, the line lost (no one read it). The stop waited for the write without end.
+/usr/bin/python3 - "$VITMAE" "$tmp/const.st" "$tmp/bl" "$tmp/sl/a.png" "$tmp/sl/b.png" > "$tmp/bl.log" 2>&1 <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+vitmae, ckpt, out, *inputs = sys.argv[1:]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)   # F_SETPIPE_SZ: a small pipe, filled here
+fl = fcntl.fcntl(w, fcntl.F_GETFL)
+fcntl.fcntl(w, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+try:
+    while True: os.write(w, b"x" * 512)
+except BlockingIOError:
+    pass
+fcntl.fcntl(w, fcntl.F_SETFL, fl)
+p = subprocess.Popen([vitmae, "reconstruct", "--ckpt", ckpt, "--threads", "1", "--out", out] + inputs, stdout=w,
+                     stderr=subprocess.DEVNULL)
+kept = os.dup(w)   # the pipe's write end as vitmae had it: its flags given back (O_NONBLOCK off) at the end
+os.close(w)
+t0 = time.time()
+while not os.path.exists(os.path.join(out, "a.recon.png")) and p.poll() is None and time.time() - t0 < 60: time.sleep(0.05)
+time.sleep(0.5)
+blocked = p.poll() is None
+p.send_signal(signal.SIGTERM)
+t0 = time.time()
+while p.poll() is None and time.time() - t0 < 20: time.sleep(0.05)
+rc = p.poll()
+if rc is None: p.kill(); p.wait()
+print(blocked, rc, fcntl.fcntl(kept, fcntl.F_GETFL) & os.O_NONBLOCK)
+PY
+t "SIGTERM while the held line waits on a full pipe nobody reads: ended by it at once ($(cat "$tmp/bl.log"))" \
+  '[ "$(cat "$tmp/bl.log")" = "True -15 0" ]'
+
 # The --out folder moved without a signal, the command's own failure paths: each removes its temporary
 # file from the folder it was made in, where that went, not by the old name (the file stayed there).
 # The write-test probe removed once written (held at HOLD_IN_WRITE_TEST), and embed's FEATS.npy written

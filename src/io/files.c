@@ -205,6 +205,16 @@ static int sync_folder(const char *path, size_t dirlen);
 // folders a stop signal syncs, as the command's end would have (files.h).
 static FileFolders *noted_folders;
 
+// A publish held for its line (file_group_publish_held) until file_stop_resume: the thread that holds it,
+// and standard output's flags before a stop signal made it non-blocking (-1: left as they were). The line
+// waits for a reader of stdout; one that reads no more (a pipe's reader stopped, `| less` left on its
+// page) blocked that write, and the stop signal waited for it without end. The signal makes stdout
+// non-blocking: the line's write, restarted, fails at once (EAGAIN: the line is lost, as no one read it),
+// the section is left, and the process ends, its flags given back first (the terminal or pipe is shared).
+static volatile sig_atomic_t line_held = 0;
+static pthread_t line_holder;
+static volatile sig_atomic_t stdout_flags_before = -1;
+
 // The cleanup, then the signal's own end (async-signal-safe): files first, then the folders they were
 // in, then the folders of the groups published whose syncs waited for the command's end. No thread is
 // inside a critical section now, so none is noting a folder.
@@ -241,6 +251,7 @@ static void end_by_signal(int sig) {
     }
     FileFolders *noted = __atomic_load_n(&noted_folders, __ATOMIC_SEQ_CST);
     for (int i = 0; noted && i < noted->n; i++) sync_folder(noted->dirs[i], strlen(noted->dirs[i]));
+    if (stdout_flags_before != -1) fcntl(STDOUT_FILENO, F_SETFL, (int)stdout_flags_before);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -261,6 +272,16 @@ void file_stop_now(int sig) {
     // A second signal while the first one's end is under way, or threads inside a critical section
     // (the last one out ends the process): nothing more here.
     if (!(old & STOPPING) && !(old & ~STOPPING)) end_by_signal(sig);
+    // ... but a line held for may be blocked on a stdout nobody reads: made non-blocking (line_held),
+    // and the holding thread's write interrupted where another thread took the signal.
+    if ((old & ~STOPPING) && line_held) {
+        int fl = fcntl(STDOUT_FILENO, F_GETFL);
+        if (fl != -1 && !(fl & O_NONBLOCK)) {
+            if (stdout_flags_before == -1) stdout_flags_before = fl;
+            fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+        }
+        if (!pthread_equal(pthread_self(), line_holder)) pthread_kill(line_holder, sig);
+    }
     errno = saved;
 }
 
@@ -1131,7 +1152,11 @@ static int group_publish(FileGroup *g, int replace, int held, char *err, size_t 
                 unlinkat(dir, name, 0);
         }
     }
-    if (held && !stop_held) stop_held = 1;   // left by file_stop_resume, once the line is out
+    if (held && !stop_held) {   // left by file_stop_resume, once the line is out
+        stop_held = 1;
+        line_holder = pthread_self();
+        line_held = 1;
+    }
     else stop_leave();
     free(mine);
     group_free(g);
@@ -1151,6 +1176,7 @@ int file_group_publish_held(FileGroup *g, int replace, char *err, size_t errlen)
 void file_stop_resume(void) {
     if (!stop_held) return;
     stop_held = 0;
+    line_held = 0;
     stop_leave();   // a stop signal that came meanwhile ends the process here
 }
 
