@@ -780,10 +780,54 @@ t0 = time.time()
 while p.poll() is None and time.time() - t0 < 20: time.sleep(0.05)
 rc = p.poll()
 if rc is None: p.kill(); p.wait()
-print(blocked, rc, fcntl.fcntl(kept, fcntl.F_GETFL) & os.O_NONBLOCK)
+print(blocked, rc, fcntl.fcntl(kept, fcntl.F_GETFL) & os.O_NONBLOCK, round(time.time() - t0))
 PY
-t "SIGTERM while the held line waits on a full pipe nobody reads: ended by it at once ($(cat "$tmp/bl.log"))" \
-  '[ "$(cat "$tmp/bl.log")" = "True -15 0" ]'
+t "SIGTERM while the held line waits on a full pipe nobody reads: ended by it after the grace of 2 s ($(cat "$tmp/bl.log"))" \
+  '[ "$(cat "$tmp/bl.log")" = "True -15 0 2" ]'
+# ... but a reader that still reads, slowly (here once 1 s has passed since the signal), gets the line:
+# the stop gave it up at once, and the image's file was on disk without its line.
+rm -rf "$tmp/bl"
+/usr/bin/python3 - "$VITMAE" "$tmp/const.st" "$tmp/bl" "$tmp/sl/a.png" "$tmp/sl/b.png" > "$tmp/bl2.log" 2>&1 <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+vitmae, ckpt, out, *inputs = sys.argv[1:]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)
+fl = fcntl.fcntl(w, fcntl.F_GETFL)
+fcntl.fcntl(w, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+filled = 0
+try:
+    while True: filled += os.write(w, b"x" * 512)
+except BlockingIOError:
+    pass
+fcntl.fcntl(w, fcntl.F_SETFL, fl)
+p = subprocess.Popen([vitmae, "reconstruct", "--ckpt", ckpt, "--threads", "1", "--out", out] + inputs, stdout=w,
+                     stderr=subprocess.DEVNULL)
+os.close(w)
+t0 = time.time()
+while not os.path.exists(os.path.join(out, "a.recon.png")) and p.poll() is None and time.time() - t0 < 60: time.sleep(0.05)
+time.sleep(0.5)
+p.send_signal(signal.SIGTERM)
+time.sleep(1.0)
+got = b""
+while True:
+    b = os.read(r, 65536)
+    if not b: break
+    got += b
+p.wait()
+lines = got[filled:].decode().splitlines()
+print(p.returncode, len(lines), lines[0].split(" ")[0] if lines else "-")
+PY
+t "SIGTERM while the held line waits on a pipe whose reader reads 1 s later: the line said, ended by it ($(cat "$tmp/bl2.log"))" \
+  '[ "$(cat "$tmp/bl2.log")" = "-15 1 a" ]'
+# ... and a stdout that fails under a stop (> /dev/full): said as the command's end would (it ended by
+# the signal without a word, 98 lines lost on a full disk).
+rm -f "$tmp/slf.go" "$tmp/slf.go.held"
+env --default-signal VITMAE_FAULT_HOLD_AFTER_PUBLISH="$tmp/slf.go" "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+  --threads 2 --out "$tmp/slf/out" "$tmp/sl/a.png" "$tmp/sl/b.png" > /dev/full 2> "$tmp/slf.err" &
+pid=$!; wait_gate "$tmp/slf.go" $pid
+kill -TERM $pid; sleep 0.3; touch "$tmp/slf.go"; wait $pid; rc=$?
+t "SIGTERM with stdout on /dev/full: ended by it ($rc), standard output's failure said ($(cat "$tmp/slf.err"))" \
+  '[ $rc -eq 143 ] && [ "$(cat "$tmp/slf.err")" = "vitmae: reconstruct: standard output: No space left on device" ]'
 
 # The --out folder moved without a signal, the command's own failure paths: each removes its temporary
 # file from the folder it was made in, where that went, not by the old name (the file stayed there).

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "dist/dist.h"
+#include "io/files.h"
 
 // The stream a progress bar is drawn on and left open (no newline after it yet), or NULL. One at a time:
 // a command draws one bar. Kept here rather than in Progress, so a message from anywhere can end it.
@@ -49,7 +50,17 @@ static int stdout_errno = 0;
 
 void cli_flush_stdout(void) {
     errno = 0;
-    if (fflush(stdout) && errno && !stdout_errno) stdout_errno = errno;
+    if (fflush(stdout) && errno && !stdout_errno) {
+        stdout_errno = errno;
+        // Said also where a stop signal ends the command before its own end says it (io/files.h): a
+        // reader gone is cli_stream_check's to say, as at the end.
+        if (sigpipe_command && errno != EPIPE && errno != EAGAIN) {   // EAGAIN: a held line given up at a stop (its reader took nothing meanwhile), as documented
+            char line[384], prefix[32], why[128];
+            snprintf(line, sizeof line, "%s%s: standard output: %s", cli_stderr_prefix(prefix, sizeof prefix),
+                     sigpipe_command, file_reason(stdout_errno, why, sizeof why));
+            file_stop_note(line);
+        }
+    }
     cli_stream_check(stdout);
 }
 

@@ -214,6 +214,12 @@ static FileFolders *noted_folders;
 static volatile sig_atomic_t line_held = 0;
 static pthread_t line_holder;
 static volatile sig_atomic_t stdout_flags_before = -1;
+// The grace a held line has once a stop comes: an alarm (SIGALRM's handler is this file's:
+// line_grace_ours) armed by the first stop signal (line_grace_armed until it rings).
+static volatile sig_atomic_t line_grace_ours = 0, line_grace_armed = 0;
+// A line said on stderr as the process ends by a signal (file_stop_note), "" for none.
+static char stop_note[512];
+static volatile sig_atomic_t stop_note_len = 0;
 
 // The cleanup, then the signal's own end (async-signal-safe): files first, then the folders they were
 // in, then the folders of the groups published whose syncs waited for the command's end. No thread is
@@ -252,6 +258,10 @@ static void end_by_signal(int sig) {
     FileFolders *noted = __atomic_load_n(&noted_folders, __ATOMIC_SEQ_CST);
     for (int i = 0; noted && i < noted->n; i++) sync_folder(noted->dirs[i], strlen(noted->dirs[i]));
     if (stdout_flags_before != -1) fcntl(STDOUT_FILENO, F_SETFL, (int)stdout_flags_before);
+    if (stop_note_len > 0) {
+        ssize_t w = write(STDERR_FILENO, stop_note, (size_t)stop_note_len);
+        (void)w;   // a stderr that takes nothing: the end as it is
+    }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -265,22 +275,40 @@ static void end_by_signal(int sig) {
 }
 
 // The stop signals' handler (file_cleanup_on_stop_signals), and a command's own handler's end at once.
+// The held line given up (line_held): stdout made non-blocking, so that its write, restarted, fails
+// at once, and the holding thread's write interrupted where another thread took the signal.
+static void give_up_held_line(int sig) {
+    int fl = fcntl(STDOUT_FILENO, F_GETFL);
+    if (fl != -1 && !(fl & O_NONBLOCK)) {
+        if (stdout_flags_before == -1) stdout_flags_before = fl;
+        fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+    }
+    if (!pthread_equal(pthread_self(), line_holder)) pthread_kill(line_holder, sig);
+}
+
 void file_stop_now(int sig) {
     int saved = errno;
+    // The held line's grace ended (alarm, below): given up now, the stop's own signal kept for the end.
+    if (sig == SIGALRM && line_grace_armed) {
+        line_grace_armed = 0;
+        if (line_held) give_up_held_line(sig);
+        errno = saved;
+        return;
+    }
     __atomic_store_n(&stop_signal, sig, __ATOMIC_SEQ_CST);
     unsigned old = __atomic_fetch_or(&stop_state, STOPPING, __ATOMIC_SEQ_CST);
     // A second signal while the first one's end is under way, or threads inside a critical section
     // (the last one out ends the process): nothing more here.
     if (!(old & STOPPING) && !(old & ~STOPPING)) end_by_signal(sig);
-    // ... but a line held for may be blocked on a stdout nobody reads: made non-blocking (line_held),
-    // and the holding thread's write interrupted where another thread took the signal.
+    // ... but a line held for may wait on a stdout nobody reads: a reader that still reads (a slow one)
+    // takes it within FILE_LINE_GRACE_S seconds, after which (or at a second stop signal) it is given up.
     if ((old & ~STOPPING) && line_held) {
-        int fl = fcntl(STDOUT_FILENO, F_GETFL);
-        if (fl != -1 && !(fl & O_NONBLOCK)) {
-            if (stdout_flags_before == -1) stdout_flags_before = fl;
-            fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+        if (!(old & STOPPING) && line_grace_ours) {
+            line_grace_armed = 1;
+            alarm(FILE_LINE_GRACE_S);
+        } else {
+            give_up_held_line(sig);
         }
-        if (!pthread_equal(pthread_self(), line_holder)) pthread_kill(line_holder, sig);
     }
     errno = saved;
 }
@@ -326,6 +354,7 @@ void file_cleanup_on_stop_signals(void) {
         sa.sa_flags = SA_RESTART | SA_NODEFER;
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
+        if (sigs[i] == SIGALRM) line_grace_ours = 1;
     }
 }
 
@@ -1171,6 +1200,12 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
 
 int file_group_publish_held(FileGroup *g, int replace, char *err, size_t errlen) {
     return group_publish(g, replace, 1, err, errlen);
+}
+
+void file_stop_note(const char *line) {
+    if (stop_note_len > 0) return;   // the first one
+    int n = snprintf(stop_note, sizeof stop_note, "%s\n", line);
+    if (n > 0) stop_note_len = n < (int)sizeof stop_note ? n : (int)sizeof stop_note - 1;
 }
 
 void file_stop_resume(void) {

@@ -224,6 +224,13 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // begin (out of memory), and file_stop_resume then does nothing.
 int file_group_publish_held(FileGroup *g, int replace, char *err, size_t errlen);
 void file_stop_resume(void);
+// The seconds a held line (file_group_publish_held) may still wait for room on stdout once a stop signal
+// has come: a reader that still reads takes it; one that reads no more costs the stop this much, then the
+// line is given up (a second stop signal gives it up at once).
+enum { FILE_LINE_GRACE_S = 2 };
+// line (one line, no newline) said on stderr when the process ends by a stop signal from now on (the
+// first given is kept): a failure the command's own end would have said, as standard output's.
+void file_stop_note(const char *line);
 // Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
 // after its last group, before it says it is done. 0, or -1 with err for the first folder that failed
 // (the others are synced still) as file_group_publish's FILE_UNSYNCED says it, of every file the
