@@ -253,6 +253,47 @@ bad "embed --out in a missing folder" 1 "^vitmae: embed --out: $tmp/nodir: canno
 long=$(printf 'b%.0s' $(seq 1 252))
 bad "embed --out a name too long" 1 "^vitmae: embed --out: $tmp/$long.npy: File name too long$" \
   embed --ckpt "$ck" --out "$tmp/$long.npy" "$tmp/nothing"
+# A name that fits whose temporary name ("NAME.tmp.<host>.<pid>.<n>") would not pass the 4096-byte path
+# limit: embed and probe --out did all the work (probe printed its results), then failed naming the folder
+# (`vitmae: probe: DIR: File name too long`, exit 1). Now the rule of reconstruct's names
+# (output_names_fit: the stem, 64 bytes and this host's name with a dot) is checked before any image is
+# read, said as the name's. The folder is built at the rule's last length and one past it.
+hn=$(uname -n); case $hn in *[!A-Za-z0-9._-]*) hn= ;; esac
+deep() {  # deep LEN: a folder of LEN bytes (its path from /) under $tmp/lp, in $D
+  rm -rf "$tmp/lp"; D="$tmp/lp"
+  while [ ${#D} -lt $1 ]; do r=$(($1 - ${#D} - 1)); [ $r -gt 200 ] && r=200; D="$D/$(printf 'd%.0s' $(seq 1 $r))"; done
+  mkdir -p "$D"
+}
+# embed --out D/f.npy: the stem "f"; D of 4029 - host bytes is the longest taken.
+deep $((4029 - ${#hn}))
+"$VITMAE" embed --ckpt "$ck" --out "$D/f.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed --out at the longest folder its temporary names fit (${#D}): written ($rc: $(tail -c 80 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -s "$D/f.npy" ] && [ -s "$D/f.txt" ] && [ -z "$(ls "$D" | grep "\.tmp\.")" ]'
+deep $((4030 - ${#hn}))
+bad "embed --out whose temporary name would pass the path limit (${#D})" 1 "^vitmae: embed --out: $D/f.npy: File name too long$" \
+  embed --ckpt "$ck" --out "$D/f.npy" "$tmp/nothing"
+t "... before the work (nothing printed, no file)" '[ ! -s "$tmp/out" ] && [ -z "$(ls "$D")" ]'
+deep 4075   # the auditor's: the path fits, its temporary name not
+bad "embed --out f.npy in a 4075-byte folder" 1 "^vitmae: embed --out: $D/f.npy: File name too long$" \
+  embed --ckpt "$ck" --out "$D/f.npy" "$tmp/train"
+t "... before the work (nothing printed, no file)" '[ ! -s "$tmp/out" ] && [ -z "$(ls "$D")" ]'
+# probe --out D: the stem "confusion-knn" (13 bytes), with --linear "confusion-linear" (16).
+deep $((4018 - ${#hn}))
+bad "probe --out whose matrix's temporary name would pass the path limit (${#D})" 1 "^vitmae: probe --out: $D/confusion-knn.png: File name too long$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$D"
+t "... before the work (no result printed, no file)" '[ ! -s "$tmp/out" ] && [ -z "$(ls "$D")" ]'
+deep $((4017 - ${#hn}))
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$D" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --out at the longest folder its kNN matrix's temporary name fits (${#D}): written ($rc)" \
+  '[ $rc -eq 0 ] && [ -s "$D/confusion-knn.png" ] && [ -z "$(ls "$D" | grep "\.tmp\.")" ]'
+bad "probe --linear --out there: confusion-linear.png's would not fit" 1 "^vitmae: probe --out: $D/confusion-linear.png: File name too long$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear --force --out "$D"
+t "... before the work (no result printed)" '[ ! -s "$tmp/out" ]'
+deep 4065   # the auditor's
+bad "probe --out a 4065-byte folder" 1 "^vitmae: probe --out: $D/confusion-knn.png: File name too long$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$D"
+t "... before the work (no result printed, no file)" '[ ! -s "$tmp/out" ] && [ -z "$(ls "$D")" ]'
+rm -rf "$tmp/lp"
 bad "probe --out under a file" 1 "^vitmae: probe --out: cannot create the output folder: $tmp/train/circle/.*: Not a directory$" \
   probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/train/circle/$(ls "$tmp/train/circle" | head -n 1)/p"
 t "probe --out under a file: before the work (no result printed)" '[ ! -s "$tmp/out" ]'

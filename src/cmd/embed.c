@@ -238,6 +238,24 @@ int cmd_embed(int argc, char **argv) {
             goto out;
         }
     }
+    // Nor its temporary name, FEATS.npy's with ".tmp.<host>.<pid>.<n>" (file_tmp_name_host): a path that
+    // fit and a temporary name that did not failed after all the work, naming the folder. The rule of
+    // reconstruct's and attention's names (output_names_fit), said as the name's.
+    {
+        char ferr[64];
+        const char *leaf = strrchr(out_path, '/');
+        leaf = leaf ? leaf + 1 : out_path;
+        char *stem = strndup(leaf, strlen(leaf) - 4);   // FEATS.npy's and FEATS.txt's stem
+        if (!stem) { cli_error("embed", "out of memory"); status = 1; goto out; }
+        int fits = !output_names_fit(leaf > out_path ? out_folder : "", stem, ".*", ferr, sizeof ferr);
+        free(stem);
+        if (!fits) {
+            char reason[128];
+            cli_error("embed --out", "%s: %s", out_path, file_reason(ENAMETOOLONG, reason, sizeof reason));
+            status = 1;
+            goto out;
+        }
+    }
     status = 1;
     char err[CLI_ERR_MAX];
     if (cli_start_threads("embed", threads)) goto out;

@@ -345,6 +345,17 @@ int cmd_probe(int argc, char **argv) {
                 snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
                 mat_names[names.n++] = mats[p];
             }
+        // Nor may a matrix's temporary name, "NAME.tmp.<host>.<pid>.<n>", pass the 4096-byte path limit
+        // where the matrix's own name does not: the run printed its results, then failed naming the folder.
+        // The rule of reconstruct's and attention's names (output_names_fit), said as the longest matrix's.
+        int longest = linear ? PROBE_LINEAR : PROBE_KNN;
+        char stem[32];
+        snprintf(stem, sizeof stem, "confusion-%s", probe_key[longest]);
+        if (output_names_fit(out_dir, stem, ".png", what, sizeof what)) {
+            char reason[128];
+            cli_error("probe --out", "%s/%s.png: %s", out_dir, stem, file_reason(ENAMETOOLONG, reason, sizeof reason));
+            return 1;
+        }
         if (output_refuse_earlier(&names, force)) return 2;
         output_sweep_leftovers(&names);   // a killed probe's temporary files of these names (cmd/output.h)
     }
