@@ -1077,7 +1077,8 @@ t "an empty folder: exit 1, its one line, no summary on stdout ($rc: $(cat "$tmp
 # process is gone on this host ("NAME.tmp.<host>.<pid>.<n>"), and only those: a user's look-alike, a
 # map of another selection, a live process's stay. And one of this pid before (a pid reused) leaves
 # files at the names it stages under: the next serial is taken (io/files.h, file_tmp_create), where
-# `vitmae: DIR/<stem>.attn.png: File exists` failed the image.
+# `vitmae: DIR/<stem>.attn.png: File exists` failed the image. Those with the host (this pid's, not
+# made by this process: an earlier one's) are removed with the dead process's; those without it stay.
 h=$(tmp_host)
 signal_at_gate AFTER_WRITE "$tmp/ak.gate" KILL attention --ckpt "$ck" --raw --out "$tmp/ak" "$img"
 dead=$_pid left=$(ls "$tmp/ak/attn_input" | grep -c "^layer02-head0[01]\.\(png\|npy\)\.tmp\.$h\.$dead\.[0-9]*$")
@@ -1087,10 +1088,11 @@ for f in attn_input.attn.png attn_input.attn.npy index.html; do echo s > "$tmp/a
 sh -c 'for i in 1 2 3 4; do for f in attn_input.attn.png attn_input.attn.npy index.html attn_input/layer02-head00.png; do
   echo s > "$0/$f.tmp.$1.$$.$i"; echo s > "$0/$f.tmp.$$.$i"; done; done; shift; exec "$@"' "$tmp/ak" "$h" \
   "$VITMAE" attention --ckpt "$ck" --raw --force --out "$tmp/ak" "$img" > /dev/null 2> "$tmp/ak.err"; rc=$?
-t "attention: a killed run's temporary files ($left) removed by the next, only they; those of its own pid passed by ($rc: $(head -n 2 "$tmp/ak.err"))" \
+t "attention: a killed run's temporary files ($left) removed by the next, only they; those of its own pid passed by, those with the host removed ($rc: $(head -n 2 "$tmp/ak.err"))" \
   '[ $rc -eq 0 ] && [ ! -s "$tmp/ak.err" ] && [ $left -ge 2 ] && [ -s "$tmp/ak/index.html" ] && [ -s "$tmp/ak/attn_input.attn.png" ] &&
    [ "$(ls "$tmp/ak/attn_input" | grep "\.tmp\." | grep -v "\.tmp\.$h\.[0-9]*\.[1-4]$\|\.tmp\.[0-9]*\.[1-4]$" | sort)" = "$(printf "%s\n" $keep | sort)" ] &&
-   [ "$(ls "$tmp/ak" | grep -c "\.tmp\.")" -eq 24 ] && [ "$(ls "$tmp/ak/attn_input" | grep -c "\.tmp\.")" -eq 11 ]'
+   [ "$(ls "$tmp/ak" | grep -c "\.tmp\.")" -eq 12 ] && [ "$(ls "$tmp/ak/attn_input" | grep -c "\.tmp\.")" -eq 7 ] &&
+   [ "$(ls "$tmp/ak" "$tmp/ak/attn_input" | grep -c "\.tmp\.$h\.[0-9]*\.[1-4]$")" -eq 0 ]'
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"

@@ -819,7 +819,8 @@ rm -rf "$tmp/long" "$tmp/long.npy" "$tmp/long.txt"
 # "NAME.tmp.<host>.<pid>.<n>"): embed failed with `vitmae: embed: g.npy: File exists` (exit 1), and
 # probe --out with `... confusion-knn.png: File exists`, though neither file existed. Now a name that
 # is taken is passed by for the next serial (io/files.h, file_tmp_create); the leftovers stay (their
-# pid is this live process's).
+# pid is this live process's): those without the host stay; those with it, made by no process now (not
+# by this one, which keeps what it makes), are an earlier process's and removed (below).
 h=$(tmp_host)
 # pid_reused DIR NAME... -- ARGS...: `vitmae ARGS` run in DIR as the process whose pid left files at
 # NAME.tmp.<pid>.1 .. 5 and NAME.tmp.<host>.<pid>.1 .. 5 (its own pid: exec).
@@ -832,7 +833,7 @@ pid_reused "$tmp/reuse" g.npy g.txt -- "$VITMAE" embed --ckpt "$ck" --out g.npy 
 pid_reused "$tmp/reuse" pq/confusion-knn.png -- "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out pq \
   > /dev/null 2>> "$tmp/reuse.err"; rc2=$?
 t "embed, probe --out: files at their temporary names left by an earlier process of their pid are passed by ($rc $rc2: $(head -n 2 "$tmp/reuse.err"))" \
-  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s "$tmp/reuse.err" ] && [ "$(npy_shape "$tmp/reuse/g.npy")" = "($n_test, 32)" ] && [ -s "$tmp/reuse/g.txt" ] && [ -s "$tmp/reuse/pq/confusion-knn.png" ] && [ "$(ls "$tmp/reuse" "$tmp/reuse/pq" | grep -c "\.tmp\.")" -eq 30 ]'
+  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s "$tmp/reuse.err" ] && [ "$(npy_shape "$tmp/reuse/g.npy")" = "($n_test, 32)" ] && [ -s "$tmp/reuse/g.txt" ] && [ -s "$tmp/reuse/pq/confusion-knn.png" ] && [ "$(ls "$tmp/reuse" "$tmp/reuse/pq" | grep -c "\.tmp\.")" -eq 15 ] && [ "$(ls "$tmp/reuse" "$tmp/reuse/pq" | grep -c "\.tmp\.$h\.")" -eq 0 ]'
 # A killed embed (SIGKILL, a power cut: no stop signal removes anything) left its temporary files beside
 # FEATS.npy for ever, past every later run. The next run removes those of the files it writes whose
 # process is gone on this host; a user's look-alike, another file's, another host's, a name without the
@@ -853,6 +854,19 @@ dead=$_pid left=$(ls "$tmp/killedp")
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/killedp" > /dev/null 2> "$tmp/killed.err"; rc=$?
 t "probe --out: a killed run's temporary file ($(echo $left)) removed by the next ($rc: $(cat "$tmp/killed.err"))" \
   '[ $rc -eq 0 ] && [ "$left" = "confusion-knn.png.tmp.$h.$dead.1" ] && [ "$(ls "$tmp/killedp")" = confusion-knn.png ]'
+
+# A leftover with the new run's own pid (a reused pid) was never removed, its pid being alive (this
+# process), and 100 or more of them failed embed with a false `vitmae: embed: e10/f.npy: File exists`
+# (FILE_TMP_TRIES). Now a name of this host with this process's pid that it did not make (io/files.c,
+# kept_leaf_live) is a dead process's leftover, removed like the others.
+mkdir -p "$tmp/own1" "$tmp/own105"
+(cd "$tmp/own1" && sh -c 'echo x > f.npy.tmp.$0.$$.1; exec "$1" embed --ckpt "$2" --out f.npy "$3"' "$h" "$VITMAE" "$ck" "$tmp/test" \
+  > /dev/null 2> "$tmp/own.err"); rc=$?
+(cd "$tmp/own105" && sh -c 'i=1; while [ $i -le 105 ]; do : > f.npy.tmp.$0.$$.$i; i=$((i + 1)); done
+  exec "$1" embed --ckpt "$2" --out f.npy "$3"' "$h" "$VITMAE" "$ck" "$tmp/test" > /dev/null 2>> "$tmp/own.err"); rc2=$?
+t "embed: leftovers with its own pid (1, 105) removed, the run not failed ($rc $rc2: $(head -n 2 "$tmp/own.err"); $(ls "$tmp/own1" | tr '\n' ' '); $(ls "$tmp/own105" | grep -c "\.tmp\."))" \
+  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s "$tmp/own.err" ] && [ "$(ls "$tmp/own1")" = "$(printf "f.npy\nf.txt")" ] && [ "$(ls "$tmp/own105")" = "$(printf "f.npy\nf.txt")" ]'
+rm -rf "$tmp/own1" "$tmp/own105"
 
 [ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
 exit $fail

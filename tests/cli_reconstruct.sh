@@ -982,14 +982,55 @@ mkdir -p "$tmp/rec3"
 (cd "$tmp" && sh -c 'for i in 1 2 3; do for k in recon.png recon.npy mask.npy; do echo s > rec3/flat.$k.tmp.$$.$i
   echo s > rec3/flat.$k.tmp.$0.$$.$i; done; done; exec "$1" reconstruct --ckpt "$2" --raw --out rec3 flat/flat.png' \
   "$h" "$VITMAE" "$tmp/const.st" > /dev/null 2> "$tmp/rec3.err"); rc=$?
-t "reconstruct: files at its temporary names left by an earlier process of its pid are passed by ($rc: $(head -n 2 "$tmp/rec3.err"))" \
-  '[ $rc -eq 0 ] && [ ! -s "$tmp/rec3.err" ] && [ -s "$tmp/rec3/flat.recon.png" ] && [ -s "$tmp/rec3/flat.mask.npy" ] && [ "$(ls "$tmp/rec3" | grep -c "\.tmp\.")" -eq 18 ]'
+# The ones with the host (its own pid, not made by it: an earlier process's) are removed as a dead
+# process's (they stayed, the pid being this live one's); the host-less ones stay.
+t "reconstruct: files at its temporary names left by an earlier process of its pid are passed by, those with the host removed ($rc: $(head -n 2 "$tmp/rec3.err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/rec3.err" ] && [ -s "$tmp/rec3/flat.recon.png" ] && [ -s "$tmp/rec3/flat.mask.npy" ] && [ "$(ls "$tmp/rec3" | grep -c "\.tmp\.")" -eq 9 ] && [ "$(ls "$tmp/rec3" | grep -c "\.tmp\.$h\.")" -eq 0 ]'
 signal_at_gate BEFORE_PUBLISH "$tmp/rk.gate" KILL reconstruct --ckpt "$tmp/const.st" --raw --out "$tmp/rk" "$tmp/flat/flat.png"
 dead=$_pid left=$(ls "$tmp/rk" | sort)
 for f in flat.recon.png.tmp.notes "flat.recon.png.tmp.$h.$$.1" "other.recon.png.tmp.$h.$dead.1"; do echo s > "$tmp/rk/$f"; done
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --raw --force --out "$tmp/rk" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/rk.err"; rc=$?
 t "reconstruct: a killed run's temporary files ($(echo $left)) removed by the next, only they ($rc: $(cat "$tmp/rk.err"))" \
   '[ $rc -eq 0 ] && [ "$left" = "$(printf "flat.%s.tmp.%s.%s.%s\n" mask.npy "$h" $dead 3 recon.npy "$h" $dead 2 recon.png "$h" $dead 1 | sort)" ] && [ "$(ls "$tmp/rk" | sort)" = "$(printf "%s\n" flat.mask.npy flat.recon.npy flat.recon.png flat.recon.png.tmp.$h.$$.1 flat.recon.png.tmp.notes other.recon.png.tmp.$h.$dead.1 | sort)" ]'
+
+# A killed run not yet reaped by its parent (a zombie: `timeout -s KILL`'s orphan until PID 1 reaps it,
+# for ever under a PID 1 that never does) passed for live (kill(pid, 0) succeeds), so a clean --force
+# run kept its leftovers. Now a zombie ('Z' in /proc/PID/stat) is gone (io/files.c, pid_gone). The
+# parent here is a sleep that the shell became (exec): it never reaps the killed reconstruct.
+rm -f "$tmp/zk.pid" "$tmp/zk.gate" "$tmp/zk.gate.held"
+sh -c 'VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$0.gate" "$1" reconstruct --ckpt "$2" --raw --out "$3" "$4" > /dev/null 2>&1 &
+  echo $! > "$0.pid"; exec sleep 60' "$tmp/zk" "$VITMAE" "$tmp/const.st" "$tmp/zk" "$tmp/flat/flat.png" &
+parent=$!
+_i=0; while [ $_i -lt 600 ] && [ ! -e "$tmp/zk.gate.held" ]; do sleep 0.1; _i=$((_i + 1)); done
+zpid=$(cat "$tmp/zk.pid"); kill -KILL "$zpid"
+_i=0; while [ $_i -lt 100 ] && [ "$(sed 's/.*) //' /proc/$zpid/stat 2>/dev/null | cut -c1)" != Z ]; do sleep 0.1; _i=$((_i + 1)); done
+zstate=$(sed 's/.*) //' /proc/$zpid/stat 2>/dev/null | cut -c1) left=$(ls "$tmp/zk" | grep -c "\.tmp\.")
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --raw --force --out "$tmp/zk" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/zk.err"; rc=$?
+t "reconstruct: a killed, unreaped run's ($zstate) temporary files ($left) removed by the next ($rc: $(cat "$tmp/zk.err"); $(ls "$tmp/zk" | tr '\n' ' '))" \
+  '[ $rc -eq 0 ] && [ "$zstate" = Z ] && [ $left -eq 3 ] && [ "$(ls "$tmp/zk" | sort)" = "$(printf "%s\n" flat.mask.npy flat.recon.npy flat.recon.png)" ]'
+kill $parent 2>/dev/null; wait $parent 2>/dev/null
+
+# A host name of other characters than [A-Za-z0-9._-] (büro-pc, "x y", a:b) gave the temporary names an
+# empty host, "flat.recon.png.tmp..<pid>.1", which no later run removed. Now such a host is
+# "hx-<16 hex digits>" (a hash of its name: io/files.h, file_host_name), its leftovers swept like any
+# other. In a UTS namespace of its own (unshare -u: skipped where it is not permitted).
+if unshare -u true 2>/dev/null; then
+  hostrun='import socket,os,sys; socket.sethostname(sys.argv[1].encode()); os.execv(sys.argv[2],sys.argv[2:])'
+  for hn in "büro-pc" "x y" "a:b"; do
+    rm -rf "$tmp/hk"; rm -f "$tmp/hk.gate" "$tmp/hk.gate.held"
+    unshare -u env --default-signal VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/hk.gate" python3 -c "$hostrun" "$hn" "$VITMAE" \
+      reconstruct --ckpt "$tmp/const.st" --raw --out "$tmp/hk" "$tmp/flat/flat.png" > /dev/null 2>&1 &
+    hpid=$!; wait_gate "$tmp/hk.gate" $hpid; kill -KILL $hpid; wait $hpid
+    left=$(ls "$tmp/hk" | tr '\n' ' ')
+    eh=$(unshare -u python3 -c "$hostrun" "$hn" /bin/sh -c '. "$0/tests/lib.sh"; tmp_host' "$VITMAE_ROOT")
+    unshare -u python3 -c "$hostrun" "$hn" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --raw --force --out "$tmp/hk" \
+      "$tmp/flat/flat.png" > /dev/null 2> "$tmp/hk.err"; rc=$?
+    t "reconstruct on host '$hn': a killed run's temporary files ($left) named by a host hash, removed by the next ($rc: $(cat "$tmp/hk.err"); $(ls "$tmp/hk" | tr '\n' ' '))" \
+      '[ $rc -eq 0 ] && [ "$(echo "$left" | grep -cE "^(flat\.(mask\.npy|recon\.npy|recon\.png)\.tmp\.$eh\.[0-9]+\.[0-9]+ ){3}$")" -eq 1 ] && [ "$(echo "$eh" | grep -cE "^hx-[0-9a-f]{16}$")" -eq 1 ] && [ "$(ls "$tmp/hk" | sort)" = "$(printf "%s\n" flat.mask.npy flat.recon.npy flat.recon.png)" ]'
+  done
+else
+  echo "SKIP: reconstruct on a host of other characters: unshare -u is not permitted here"
+fi
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"

@@ -125,8 +125,15 @@ mpi_shm_skip() {
 }
 
 # This host's name as the inference commands' temporary names carry it, "NAME.tmp.<host>.<pid>.<n>"
-# (io/files.h, file_host_name: "" for a name of other characters, or of 65 bytes or more).
-tmp_host() { _h=$(uname -n); case $_h in *[!A-Za-z0-9._-]*) _h=;; esac; [ ${#_h} -lt 65 ] || _h=; echo "$_h"; }
+# (io/files.h, file_host_name: "hx-<16 hex>", FNV-1a 64 of its bytes, for a name of other characters,
+# or of 65 bytes or more).
+tmp_host() { python3 -c 'import socket
+n = socket.gethostname().encode("utf-8", "surrogateescape")
+if len(n) < 65 and all(c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-" for c in n): print(n.decode())
+else:
+    h = 14695981039346656037
+    for c in n: h = ((h ^ c) * 1099511628211) % 2**64
+    print("hx-%016x" % h)'; }
 
 # Test gates (docs/testing.md, "Fault injection"): a command run with VITMAE_FAULT_HOLD_<POINT>=PATH
 # makes PATH.held when it reaches that point and waits there until PATH exists. wait_gate PATH PID:

@@ -521,14 +521,21 @@ int file_tmp_name_host(const char *path, char *tmp, size_t tmplen) {
 void file_host_name(char *host, size_t n) {
     char name[256];
     size_t len = 0;
-    int ok = n > 0 && gethostname(name, sizeof name) == 0 && memchr(name, 0, sizeof name);
+    if (!n) return;
+    host[0] = 0;
+    if (gethostname(name, sizeof name) || !memchr(name, 0, sizeof name) || !name[0]) return;
     // Only the characters of a host name (RFC 1123, and '_'), so that a name made of it is one file
-    // name with no room for doubt where the host ends: a '/' or a byte of another kind gives "".
-    for (len = 0; ok && name[len]; len++)
-        ok = (name[len] >= 'a' && name[len] <= 'z') || (name[len] >= 'A' && name[len] <= 'Z') ||
-             (name[len] >= '0' && name[len] <= '9') || strchr("._-", name[len]);
-    ok = ok && len > 0 && len < FILE_HOST_MAX && len < n;
-    if (n) snprintf(host, n, "%s", ok ? name : "");
+    // name with no room for doubt where the host ends. A name with a byte of another kind ('/', ' ',
+    // ':', a UTF-8 letter) or too long is told by "hx-" and the 16 hex digits of its bytes' 64-bit
+    // FNV-1a hash: still this host's own name, so its leftovers are swept too.
+    int ok = 1;
+    for (len = 0; name[len]; len++)
+        ok = ok && ((name[len] >= 'a' && name[len] <= 'z') || (name[len] >= 'A' && name[len] <= 'Z') ||
+                    (name[len] >= '0' && name[len] <= '9') || strchr("._-", name[len]));
+    if (ok && len < FILE_HOST_MAX && len < n) { memcpy(host, name, len + 1); return; }
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
+    if (n > 19) snprintf(host, n, "hx-%016llx", (unsigned long long)h);
 }
 
 const char *file_name_host_pid(const char *p, const char *host, long *pid) {
@@ -544,9 +551,42 @@ const char *file_name_host_pid(const char *p, const char *host, long *pid) {
     return p;
 }
 
-// file_sweep_dead's and file_sweep_dead_tmps': maker given ctx too.
+// Whether process pid is gone: kill says ESRCH, or it is a zombie (killed, not yet reaped by its
+// parent: kill(pid, 0) still succeeds, /proc/PID/stat's state is 'Z', or 'X' as it goes). A live one,
+// or one this process may not signal (EPERM: alive, another user's), is not.
+static int pid_gone(long pid) {
+    if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT;   // gone between the two looks
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 0;
+    buf[r] = 0;
+    // "PID (COMM) S ...": COMM may hold ')' and spaces; the state follows the last ')'.
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+// Whether a name this process keeps (LIVE: a temporary it made and still holds) has the last part leaf.
+static int kept_leaf_live(const char *leaf) {
+    int found = 0;
+    pthread_mutex_lock(&names_lock);
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k && !found; k = k->next) {
+        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) != NODE_LIVE) continue;
+        const char *slash = strrchr(k->name, '/');
+        found = !strcmp(slash ? slash + 1 : k->name, leaf);
+    }
+    pthread_mutex_unlock(&names_lock);
+    return found;
+}
+
+// file_sweep_dead's and file_sweep_dead_tmps': maker given ctx too. own: a name with this process's
+// pid that it does not keep (kept_leaf_live) is an earlier process's of the same pid (a pid reused),
+// removed too; else this process's names all stay.
 static long sweep_dead(const char *dir, long (*maker)(const char *name, const char *host, const void *ctx),
-                       const void *ctx) {
+                       const void *ctx, int own) {
     char host[FILE_HOST_MAX];
     file_host_name(host, sizeof host);
     if (!host[0]) return 0;   // no name to tell this host's files by: none is certainly dead
@@ -560,9 +600,10 @@ static long sweep_dead(const char *dir, long (*maker)(const char *name, const ch
     while ((e = readdir(d))) {
         long pid = maker(e->d_name, host, ctx);
         struct stat st;
-        // A process of this host that is gone: kill says ESRCH. A live one (this one too), or one this
-        // process may not signal (EPERM: alive, another user's), keeps its file.
-        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        // A process of this host that is gone (pid_gone: a zombie too). A live one, or one this process
+        // may not signal (EPERM: alive, another user's), keeps its file; so does this one (own: what it made).
+        if (pid <= 0) continue;
+        if (pid == (long)getpid() ? !own || kept_leaf_live(e->d_name) : !pid_gone(pid)) continue;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) continue;
         if (unlinkat(dirfd(d), e->d_name, 0) == 0) removed++;
     }
@@ -577,7 +618,7 @@ static long plain_maker(const char *name, const char *host, const void *ctx) {
 
 long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host)) {
     PlainMaker m = {maker};
-    return sweep_dead(dir, plain_maker, &m);
+    return sweep_dead(dir, plain_maker, &m, 0);
 }
 
 // The names whose temporaries file_sweep_dead_tmps removes, sorted (strcmp).
@@ -628,7 +669,7 @@ long file_sweep_dead_tmps(const char *dir, const char *const *names, long n) {
         memcpy(s.v, names, (size_t)n * sizeof *s.v);
         qsort(s.v, (size_t)n, sizeof *s.v, cmp_names);
     }
-    long removed = sweep_dead(dir, tmp_leftover, &s);
+    long removed = sweep_dead(dir, tmp_leftover, &s, 1);
     free(s.v);
     return removed;
 }

@@ -112,8 +112,10 @@ int file_tmp_name(const char *path, char *tmp, size_t tmplen);
 // Leftovers of a process killed at once (SIGKILL, a power cut), which no stop signal removed, in a
 // folder several processes may share (the --store, several machines too): a temporary name that names
 // its maker's host and pid, so that a sweep removes only what a process of this host left that is gone.
-// file_host_name: this host's name (gethostname) in host (n >= FILE_HOST_MAX), or "" when it has
-// characters other than letters, digits, '.', '-' and '_' (then nothing is swept).
+// file_host_name: this host's name (gethostname) in host (n >= FILE_HOST_MAX); one with characters
+// other than letters, digits, '.', '-' and '_' (or 65 bytes or more) as "hx-" and the 16 lowercase hex
+// digits of the 64-bit FNV-1a hash of its bytes; "" only when gethostname fails or gives "" (then
+// nothing is swept).
 enum { FILE_HOST_MAX = 65, FILE_TMP_HOST_EXTRA = FILE_TMP_EXTRA + FILE_HOST_MAX };
 void file_host_name(char *host, size_t n);
 // file_tmp_name's, with the host: "PATH.tmp.<host>.<pid>.<serial>"; tmp holds at least strlen(path) +
@@ -125,14 +127,18 @@ const char *file_name_host_pid(const char *p, const char *host, long *pid);
 // Removes from the folder dir every regular file (never a link or a folder; never followed) whose name
 // maker(name, host) says is a temporary name of this host's (host as file_host_name's, never "") made
 // by a process that is gone: maker returns that pid, or 0 for a name that is not exactly one of its
-// pattern (a user's file stays). Gone: kill(pid, 0) fails with ESRCH; this process, a live one or one
-// this one may not signal keeps its files, and so does every other host's. Checked and removed in the
+// pattern (a user's file stays). Gone: kill(pid, 0) fails with ESRCH, or the process is a zombie
+// (/proc/PID/stat's state 'Z' or 'X': killed, not yet reaped); this process, a live one or one this
+// one may not signal keeps its files, and so does every other host's. Checked and removed in the
 // folder as opened (unlinkat). The number removed, or -1 when dir cannot be listed.
 long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host));
 // The same for the temporary files of the files names[0..n) (names in the folder dir, no '/') that
 // file_tmp_name_host named "NAME.tmp.<host>.<pid>.<serial>" (NAME's first bytes where it cut the name
 // to 255): those of this host whose process is gone, as above (the inference commands' outputs, before
-// they write them: cmd/output.h, output_sweep_leftovers). A name without the host, another name's, a
+// they write them: cmd/output.h, output_sweep_leftovers); and, there, those with this process's own pid
+// that it does not keep (an earlier process's whose pid was reused; never one it made and holds). A
+// name cut to 255 is matched by its kept first bytes: a gone process's temporary of another name
+// with those first bytes goes too. A name without the host, another name's, a
 // user's "NAME.tmp.notes" stay. The number removed, or -1 (dir not listed, out of memory).
 long file_sweep_dead_tmps(const char *dir, const char *const *names, long n);
 
